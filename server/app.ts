@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { TRPCError } from '@trpc/server';
+import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TokenService } from './auth/tokens.ts';
+import type { Database } from './db/client.ts';
+import { DomainError, problemTypes } from './errors/problems.ts';
+import { registerDocs } from './http/docs.ts';
+import { buildOpenApiDocument } from './http/openapi.ts';
+import { handleError, sendProblem } from './http/problem-reply.ts';
+import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter.ts';
+import { parseEntityTags } from './lib/etag.ts';
+import { appRouter, type AppRouter } from './router.ts';
+import { createContextInner, type Context } from './trpc/context.ts';
+
+export interface AppOptions {
+  database: Database;
+  tokens: TokenService;
+  bodyLimit?: number;
+  trustProxy?: boolean;
+  logger?: FastifyServerOptions['logger'];
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** JSON API route: content negotiation applies. */
+    api?: boolean;
+  }
+}
+
+const packageVersion = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** Accept must allow JSON (problem+json included) or anything; otherwise 406. */
+function acceptsJson(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === '') return true;
+  return accept.split(',').some((range) => {
+    const [type = '', ...params] = range.trim().toLowerCase().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    if (q !== undefined && Number(q.slice(2)) === 0) return false;
+    const media = type.trim();
+    return media === '*/*' || media === 'application/*' || media === 'application/json' || media.endsWith('+json');
+  });
+}
+
+/** Builds the whole service; never listens (tests use `inject`). Closing it closes the database. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { database, tokens } = options;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    trustProxy: options.trustProxy ?? false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  let shuttingDown = false;
+  app.decorate('startShutdown', () => {
+    shuttingDown = true;
+  });
+
+  // JSON only: no text/plain bodies.
+  app.removeContentTypeParser('text/plain');
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (request.routeOptions.config.api && !acceptsJson(request.headers.accept)) {
+      throw new DomainError('not-acceptable', 'This API answers only application/json (and application/problem+json).');
+    }
+  });
+  app.setErrorHandler((error, request, reply) => handleError(error, request, reply));
+  app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new DomainError('not-found', `No resource at ${request.url.split('?')[0]}.`)));
+  app.addHook('onClose', async () => database.close());
+
+  registerRestRoutes(app, { router: appRouter, db: database.db, tokens });
+
+  // Health: unversioned, GET/HEAD only.
+  app.get('/api/health', { config: { api: true } }, async (_request, reply) => {
+    const up = !shuttingDown && (await database.ping(2000));
+    const state = up ? 'ok' : 'unavailable';
+    return reply
+      .code(up ? 200 : 503)
+      .header('cache-control', 'no-store')
+      .send({ status: state, checks: { database: up ? 'ok' : 'unavailable' } });
+  });
+
+  const openApiDocument = JSON.stringify(buildOpenApiDocument(appRouter, packageVersion));
+  app.get('/api/openapi.json', { config: { api: true } }, async (_request, reply) =>
+    reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'public, max-age=300').send(openApiDocument),
+  );
+  registerMethodFallbacks(
+    app,
+    new Map([
+      ['/api/health', new Set(['GET', 'HEAD'])],
+      ['/api/openapi.json', new Set(['GET', 'HEAD'])],
+    ]),
+  );
+  await registerDocs(app);
+
+  // The typed client's door: same procedures, same auth, problems in the error `data`.
+  await app.register(fastifyTRPCPlugin, {
+    prefix: '/trpc',
+    trpcOptions: {
+      router: appRouter,
+      allowMethodOverride: false,
+      createContext: async ({ req }): Promise<Context> => {
+        try {
+          const caller = await tokens.authenticate(req.headers.authorization);
+          const ifMatch = parseEntityTags(req.headers['if-match']);
+          return createContextInner({ db: database.db, caller, requestId: String(req.id), preconditions: ifMatch ? { ifMatch } : {} });
+        } catch (error) {
+          if (error instanceof DomainError) {
+            throw new TRPCError({ code: problemTypes[error.slug].code, message: error.message, cause: error });
+          }
+          throw error;
+        }
+      },
+      onError: ({ error, req }) => {
+        if (error.code === 'INTERNAL_SERVER_ERROR') app.log.error({ err: error.cause ?? error, reqId: req.id }, 'trpc call failed');
+      },
+    } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
+  });
+
+  return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Health answers 503 from now on (graceful shutdown). */
+    startShutdown(): void;
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Environment -> typed, validated configuration. A bad value stops the service at start with a
+ * message naming the variable.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: port.default(3000),
+  DATABASE_URL: z
+    .string()
+    .refine((v) => v === 'memory://' || /^postgres(ql)?:\/\/.+/.test(v), 'must be postgres://..., postgresql://... or memory://')
+    .optional(),
+  DATA_DIR: z.string().min(1).default('.data'),
+  DATABASE_POOL_SIZE: positiveInt.max(200).default(10),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 bytes').optional(),
+  JWT_ISSUER: z.string().min(1).default('order-service'),
+  JWT_AUDIENCE: z.string().min(1).default('order-service-api'),
+  ACCESS_TOKEN_TTL_SECONDS: positiveInt.max(24 * 3600).default(900),
+  ADMIN_EMAIL: z.email().optional(),
+  ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').max(256).optional(),
+  BODY_LIMIT: positiveInt.default(1024 * 1024),
+  RATE_LIMIT_MAX: positiveInt.default(600),
+  RATE_LIMIT_WINDOW: z.string().min(1).default('1 minute'),
+  TRUST_PROXY: bool.optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PUBLIC_URL: z.url().optional(),
+});
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  databasePoolSize: number;
+  jwt: { secret: string; issuer: string; audience: string; accessTokenTtlSeconds: number };
+  admin: { email: string; password: string } | undefined;
+  bodyLimit: number;
+  rateLimit: { max: number; window: string };
+  trustProxy: boolean;
+  logLevel: string;
+  publicUrl: string | undefined;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads and validates the environment. Throws ConfigError listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(
+    Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== '')),
+  );
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  const e = parsed.data;
+  const problems: string[] = [];
+  if ((e.ADMIN_EMAIL === undefined) !== (e.ADMIN_PASSWORD === undefined)) {
+    problems.push('ADMIN_EMAIL and ADMIN_PASSWORD: set both or neither');
+  }
+  if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
+    problems.push('JWT_SECRET: required in production (at least 32 bytes)');
+  }
+  if (e.NODE_ENV === 'production' && !e.TRUST_PROXY) {
+    problems.push('TRUST_PROXY: production refuses plain HTTP; set TRUST_PROXY=true behind a TLS-terminating proxy');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const secret = e.JWT_SECRET ?? developmentSecret(e.DATA_DIR, e.DATABASE_URL === 'memory://');
+  return {
+    env: e.NODE_ENV,
+    host: e.HOST,
+    port: e.PORT,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: resolve(e.DATA_DIR),
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    jwt: { secret, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
+    admin: e.ADMIN_EMAIL && e.ADMIN_PASSWORD ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD } : undefined,
+    bodyLimit: e.BODY_LIMIT,
+    rateLimit: { max: e.RATE_LIMIT_MAX, window: e.RATE_LIMIT_WINDOW },
+    trustProxy: e.TRUST_PROXY ?? false,
+    logLevel: e.LOG_LEVEL,
+    publicUrl: e.PUBLIC_URL,
+  };
+}
+
+/** Development only: a random secret kept under the data directory so tokens survive restarts. */
+function developmentSecret(dataDir: string, ephemeral: boolean): string {
+  if (ephemeral) return randomBytes(32).toString('base64url');
+  const file = resolve(dataDir, 'jwt-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}

@@ -1,0 +1,217 @@
+/**
+ * The one catalogue of problem types (CONTRACT section 6) and the one mapping from a domain
+ * error to an HTTP status and a problem-details body. Nothing else decides a status code.
+ */
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+
+interface ProblemType {
+  status: number;
+  title: string;
+  /** tRPC code used on `/trpc` and for callers without HTTP. */
+  code: TRPC_ERROR_CODE_KEY;
+  /** Explanation served at `/problems/<slug>`. */
+  description: string;
+}
+
+export const problemTypes = {
+  'malformed-request': {
+    status: 400,
+    title: 'Malformed request',
+    code: 'BAD_REQUEST',
+    description:
+      'The request could not be parsed: malformed JSON, a missing or invalid header, or a path or query parameter of the wrong type.',
+  },
+  'validation-error': {
+    status: 422,
+    title: 'Validation failed',
+    code: 'UNPROCESSABLE_CONTENT',
+    description:
+      'The body is well-formed JSON but one or more values fail validation. The `errors` array names each field with a message.',
+  },
+  unauthorized: {
+    status: 401,
+    title: 'Unauthorized',
+    code: 'UNAUTHORIZED',
+    description:
+      'Credentials are absent, malformed, expired or invalid. Send `Authorization: Bearer <access token>` with a valid, unexpired token.',
+  },
+  forbidden: {
+    status: 403,
+    title: 'Forbidden',
+    code: 'FORBIDDEN',
+    description: 'The caller is identified but has no right to the operation.',
+  },
+  'not-found': {
+    status: 404,
+    title: 'Not found',
+    code: 'NOT_FOUND',
+    description: 'The resource or the path does not exist, or is not visible to the caller.',
+  },
+  'method-not-allowed': {
+    status: 405,
+    title: 'Method not allowed',
+    code: 'METHOD_NOT_SUPPORTED',
+    description: 'The path exists but does not support this method. The `Allow` header lists the methods it supports.',
+  },
+  'not-acceptable': {
+    status: 406,
+    title: 'Not acceptable',
+    code: 'BAD_REQUEST',
+    description: 'The `Accept` header excludes JSON, the only representation this service produces.',
+  },
+  conflict: {
+    status: 409,
+    title: 'Conflict',
+    code: 'CONFLICT',
+    description: 'The request conflicts with the current state of the resource.',
+  },
+  'duplicate-resource': {
+    status: 409,
+    title: 'Duplicate resource',
+    code: 'CONFLICT',
+    description: 'A resource with the same unique value (such as a product `sku` or a user `email`) already exists.',
+  },
+  'invalid-state-transition': {
+    status: 409,
+    title: 'Invalid state transition',
+    code: 'CONFLICT',
+    description: 'The order cannot move from its current status to the requested one. `allowed` lists the statuses it can move to.',
+  },
+  'insufficient-stock': {
+    status: 409,
+    title: 'Insufficient stock',
+    code: 'CONFLICT',
+    description: 'One or more order lines cannot be reserved from stock; nothing was reserved.',
+  },
+  'order-has-payment': {
+    status: 409,
+    title: 'Order has a payment',
+    code: 'CONFLICT',
+    description: 'An order that has a payment cannot be deleted.',
+  },
+  'idempotency-key-in-use': {
+    status: 409,
+    title: 'Idempotency key in use',
+    code: 'CONFLICT',
+    description: 'A request with this Idempotency-Key is still being processed. Retry after the number of seconds in `Retry-After`.',
+  },
+  'idempotency-key-mismatch': {
+    status: 422,
+    title: 'Idempotency key reused with a different request',
+    code: 'UNPROCESSABLE_CONTENT',
+    description: 'This Idempotency-Key was already used with a different method, path or body.',
+  },
+  gone: {
+    status: 410,
+    title: 'Gone',
+    code: 'NOT_FOUND',
+    description: 'The resource existed and was removed for good (for example an archived product).',
+  },
+  'precondition-failed': {
+    status: 412,
+    title: 'Precondition failed',
+    code: 'PRECONDITION_FAILED',
+    description: 'The `If-Match` header does not match the current `ETag` of the resource: it changed since you read it.',
+  },
+  'payload-too-large': {
+    status: 413,
+    title: 'Payload too large',
+    code: 'PAYLOAD_TOO_LARGE',
+    description: 'The request body is larger than the limit (1 MiB by default).',
+  },
+  'unsupported-media-type': {
+    status: 415,
+    title: 'Unsupported media type',
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+    description:
+      'The body has a Content-Type the operation does not accept. `Accept-Post` or `Accept-Patch` lists the accepted types.',
+  },
+  'rate-limited': {
+    status: 429,
+    title: 'Too many requests',
+    code: 'TOO_MANY_REQUESTS',
+    description: 'The rate limit is exceeded. Wait the number of seconds in `Retry-After`.',
+  },
+  'internal-error': {
+    status: 500,
+    title: 'Internal error',
+    code: 'INTERNAL_SERVER_ERROR',
+    description: 'Something failed inside the service. It is logged with the request id; retrying may help.',
+  },
+  'service-unavailable': {
+    status: 503,
+    title: 'Service unavailable',
+    code: 'INTERNAL_SERVER_ERROR',
+    description: 'The service is temporarily unavailable (database down, shutting down). Retry later.',
+  },
+} as const satisfies Record<string, ProblemType>;
+
+export type ProblemSlug = keyof typeof problemTypes;
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+  request_id?: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+}
+
+export interface DomainErrorOptions {
+  errors?: FieldError[];
+  /** Extra problem members, such as `allowed` for a state transition. */
+  extensions?: Record<string, unknown>;
+  /** Response headers that belong to the problem (`Allow`, `Retry-After`, `WWW-Authenticate`...). */
+  headers?: Record<string, string>;
+}
+
+/** Thrown by services; carries everything the problem body needs and nothing internal. */
+export class DomainError extends Error {
+  readonly slug: ProblemSlug;
+  readonly errors: FieldError[] | undefined;
+  readonly extensions: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(slug: ProblemSlug, detail: string, options: DomainErrorOptions = {}) {
+    super(detail);
+    this.name = 'DomainError';
+    this.slug = slug;
+    this.errors = options.errors;
+    this.extensions = options.extensions ?? {};
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return problemTypes[this.slug].status;
+  }
+}
+
+export const problemTypeUri = (slug: ProblemSlug): string => `/problems/${slug}`;
+
+export function problemBody(error: DomainError, instance?: string, requestId?: string): Problem {
+  const type = problemTypes[error.slug];
+  return {
+    type: problemTypeUri(error.slug),
+    title: type.title,
+    status: type.status,
+    detail: error.message,
+    ...(instance === undefined ? {} : { instance }),
+    ...(requestId === undefined ? {} : { request_id: requestId }),
+    ...(error.errors ? { errors: error.errors } : {}),
+    ...error.extensions,
+  };
+}
+
+export const internalError = (): DomainError =>
+  new DomainError('internal-error', 'An unexpected error occurred. It has been logged with the request id.');
+
+export function isProblemSlug(value: string): value is ProblemSlug {
+  return Object.hasOwn(problemTypes, value);
+}

@@ -1,0 +1,52 @@
+import { createRequire } from 'node:module';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+import { isProblemSlug, problemTypes } from '../errors/problems.ts';
+import { DomainError } from '../errors/problems.ts';
+
+const require = createRequire(import.meta.url);
+const swaggerUiDir = (require('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+
+const docsPage = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>order-service API</title>
+<link rel="stylesheet" href="/api/docs/assets/swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/api/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/api/docs/init.js"></script>
+</body>
+</html>`;
+
+const initScript = `window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`;
+
+/** Interactive docs (Swagger UI, served from our own node_modules: no CDN) and problem type pages. */
+export async function registerDocs(app: FastifyInstance): Promise<void> {
+  await app.register(fastifyStatic, { root: swaggerUiDir, prefix: '/api/docs/assets/', decorateReply: false, index: false });
+  app.get('/api/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=300').send(docsPage));
+  app.get('/api/docs/init.js', async (_request, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(initScript),
+  );
+
+  app.get<{ Params: { slug: string } }>('/problems/:slug', async (request, reply) => {
+    const { slug } = request.params;
+    if (!isProblemSlug(slug)) throw new DomainError('not-found', `There is no problem type "${slug}".`);
+    const type = problemTypes[slug];
+    const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(type.title)}</title></head>
+<body>
+<h1>${escapeHtml(type.title)}</h1>
+<p>HTTP status <strong>${type.status}</strong>. Type <code>/problems/${escapeHtml(slug)}</code>.</p>
+<p>${escapeHtml(type.description)}</p>
+<p>Problem bodies are <code>application/problem+json</code> with <code>type</code>, <code>title</code>, <code>status</code>,
+<code>detail</code>, <code>instance</code>, <code>request_id</code> and, for validation failures, <code>errors</code>.</p>
+</body></html>`;
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=3600').send(html);
+  });
+}

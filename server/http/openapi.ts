@@ -1,0 +1,162 @@
+/**
+ * The OpenAPI 3.1 document: trpc-to-openapi generates paths and schemas from the procedures;
+ * this module completes what it cannot know (success statuses, headers, problem responses,
+ * health) from the same `meta.rest` the facade answers with, so the document says what the
+ * service really does.
+ */
+import type { AnyRouter } from '@trpc/server';
+import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { problemTypes, type ProblemSlug } from '../errors/problems.ts';
+import { collectRestRoutes, API_PREFIX } from './rest-adapter.ts';
+
+type Json = Record<string, unknown>;
+
+const problemRef = { $ref: '#/components/schemas/Problem' };
+const header = (description: string, schema: Json = { type: 'string' }) => ({ description, schema });
+
+const commonHeaders = {
+  'X-Request-Id': header('Echoes or assigns the request id; problems repeat it as `request_id`.'),
+};
+
+function problemResponse(slugs: ProblemSlug[]): Json {
+  const titles = slugs.map((slug) => `\`/problems/${slug}\`: ${problemTypes[slug].title}`).join('; ');
+  return {
+    description: titles,
+    headers: commonHeaders,
+    content: { 'application/problem+json': { schema: problemRef } },
+  };
+}
+
+export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAPIObject {
+  const document = generateOpenApiDocument(router, {
+    title: 'order-service',
+    description:
+      'Order handling: products, users, orders, payments and fulfillments. Every error is an RFC 9457 problem ' +
+      '(`application/problem+json`). `/api/<resource>` is an alias of `/api/v1/<resource>`.',
+    version,
+    baseUrl: API_PREFIX,
+    securitySchemes: {
+      bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'HS256 access token.' },
+    },
+  });
+
+  const doc = document as unknown as Json & { paths: Record<string, Record<string, unknown>>; components: Json };
+  for (const route of collectRestRoutes(router)) {
+    const operation = doc.paths[route.path]?.[route.method.toLowerCase()] as Json | undefined;
+    if (!operation) continue;
+    const generated = (operation.responses ?? {}) as Record<string, Json>;
+    const success = generated['200'] ?? { description: 'Success' };
+    const status = route.rest.status ?? 200;
+    const isRead = route.method === 'GET';
+    const responses: Record<string, Json> = {};
+
+    const headers: Json = { ...commonHeaders };
+    if (status !== 204) {
+      headers.ETag = header('Strong entity tag of the representation.');
+      if (route.rest.kind === 'item') headers['Last-Modified'] = header('Time of the last change (HTTP date).');
+      if (route.rest.kind === 'list') headers.Link = header('RFC 8288 links with rel="next" / rel="prev".');
+    }
+    headers['Cache-Control'] = header('Caching policy.');
+    if (route.rest.location) headers.Location = header('Path of the created resource.');
+    responses[String(status)] =
+      status === 204
+        ? { description: 'Done; no body.', headers }
+        : { description: status === 201 ? 'Created.' : 'Success.', headers, content: success.content };
+    if (isRead) responses['304'] = { description: 'Not modified (If-None-Match / If-Modified-Since).', headers: { ETag: header('Entity tag.') } };
+
+    const protectedRoute = route.procedure._def.meta && (route.procedure._def.meta as { openapi?: { protect?: boolean } }).openapi?.protect !== false;
+    const slugs = new Set<ProblemSlug>(['malformed-request', 'not-acceptable', 'rate-limited', 'internal-error']);
+    if (route.pathParams.size > 0) slugs.add('not-found');
+    if (!isRead) slugs.add('validation-error');
+    if (route.hasBody) {
+      slugs.add('payload-too-large');
+      slugs.add('unsupported-media-type');
+    }
+    if (protectedRoute) {
+      slugs.add('unauthorized');
+      slugs.add('forbidden');
+    } else {
+      slugs.add('unauthorized'); // an invalid token is refused even where none is needed
+    }
+    if (isRead && route.queryParams.size > 0) slugs.add('validation-error');
+    if (['PUT', 'PATCH', 'DELETE'].includes(route.method) && route.pathParams.size > 0) slugs.add('precondition-failed');
+    for (const slug of route.rest.problems ?? []) slugs.add(slug);
+
+    const byStatus = new Map<number, ProblemSlug[]>();
+    for (const slug of slugs) {
+      const code: number = problemTypes[slug].status;
+      byStatus.set(code, [...(byStatus.get(code) ?? []), slug]);
+    }
+    for (const [code, list] of [...byStatus].sort(([a], [b]) => a - b)) responses[String(code)] = problemResponse(list);
+    operation.responses = responses;
+
+    if (route.hasBody) {
+      const params = (operation.parameters as Json[] | undefined) ?? [];
+      if (['PUT', 'PATCH', 'DELETE'].includes(route.method)) {
+        params.push({ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'Entity tag from a previous read; a stale one answers 412.' });
+      }
+      operation.parameters = params;
+    } else if (route.method === 'DELETE') {
+      operation.parameters = [
+        ...((operation.parameters as Json[] | undefined) ?? []),
+        { name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'Entity tag; a stale one answers 412.' },
+      ];
+    } else if (isRead) {
+      operation.parameters = [
+        ...((operation.parameters as Json[] | undefined) ?? []),
+        { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } },
+        { name: 'If-Modified-Since', in: 'header', required: false, schema: { type: 'string' } },
+      ];
+    }
+  }
+
+  doc.components.schemas = {
+    ...((doc.components.schemas as Json | undefined) ?? {}),
+    Problem: {
+      type: 'object',
+      description: 'RFC 9457 problem details.',
+      required: ['type', 'title', 'status', 'detail'],
+      properties: {
+        type: { type: 'string', description: 'URI reference `/problems/<slug>`; GET it for an explanation.', example: '/problems/validation-error' },
+        title: { type: 'string' },
+        status: { type: 'integer' },
+        detail: { type: 'string' },
+        instance: { type: 'string', description: 'Path of the request that failed.' },
+        request_id: { type: 'string' },
+        errors: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['field', 'message'],
+            properties: { field: { type: 'string', example: 'items.0.quantity' }, message: { type: 'string' } },
+          },
+        },
+      },
+    },
+  };
+
+  doc.servers = [{ url: API_PREFIX, description: 'Current version (/api is an alias).' }];
+  // The health check is unversioned: its path item has its own server, `/api`.
+  doc.paths['/health'] = {
+    servers: [{ url: '/api' }],
+    get: {
+      operationId: 'health',
+      tags: ['health'],
+      summary: 'Health check (GET /api/health)',
+      responses: {
+        '200': { description: 'Healthy.', content: { 'application/json': { schema: healthSchema } } },
+        '503': { description: 'The database does not answer.', content: { 'application/json': { schema: healthSchema } } },
+      },
+    },
+  };
+  return document;
+}
+
+const healthSchema = {
+  type: 'object',
+  required: ['status', 'checks'],
+  properties: {
+    status: { type: 'string', enum: ['ok', 'unavailable'] },
+    checks: { type: 'object', properties: { database: { type: 'string', enum: ['ok', 'unavailable'] } } },
+  },
+};

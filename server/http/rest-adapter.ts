@@ -1,0 +1,267 @@
+/**
+ * The REST facade: one Fastify route per procedure, built once at start from `meta.openapi`
+ * (method, path) and `meta.rest` (status, caching, Location). It holds no business logic: it
+ * turns a request into procedure input, calls the procedure, and turns the output into a
+ * response with the right status and headers.
+ */
+import type { AnyProcedure, AnyRouter } from '@trpc/server';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { z } from 'zod';
+import type { Caller, TokenService } from '../auth/tokens.ts';
+import type { Db } from '../db/client.ts';
+import { DomainError } from '../errors/problems.ts';
+import { entityTag, parseEntityTags } from '../lib/etag.ts';
+import { createContextInner } from '../trpc/context.ts';
+import type { Meta, RestMeta } from '../trpc/trpc.ts';
+import { toDomainError } from '../trpc/trpc.ts';
+
+export const API_PREFIX = '/api/v1';
+const PREFIXES = [API_PREFIX, '/api'];
+
+const CACHE_CONTROL: Record<NonNullable<RestMeta['cache']>, string> = {
+  public: 'public, max-age=60',
+  private: 'private, max-age=0, must-revalidate',
+  'no-store': 'no-store',
+};
+
+type ParamKind = 'int' | 'string';
+
+interface RestRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** OpenAPI form: `/products/{id}`. */
+  path: string;
+  procedurePath: string;
+  procedure: AnyProcedure;
+  rest: RestMeta;
+  pathParams: Map<string, ParamKind>;
+  queryParams: Map<string, ParamKind>;
+  /** True when the input has fields that come from a JSON body. */
+  hasBody: boolean;
+  contentTypes: string[];
+}
+
+export interface RestAdapterOptions {
+  router: AnyRouter;
+  db: Db;
+  tokens: TokenService;
+}
+
+/** The base type of a Zod schema once optional/default/nullable wrappers are peeled off. */
+function paramKind(schema: z.ZodType): ParamKind {
+  let def = schema._zod.def as { type: string; innerType?: z.ZodType };
+  while (def.innerType && ['optional', 'default', 'nullable', 'prefault', 'readonly'].includes(def.type)) {
+    def = def.innerType._zod.def as typeof def;
+  }
+  return def.type === 'number' ? 'int' : 'string';
+}
+
+function inputShape(procedure: AnyProcedure): Record<string, z.ZodType> {
+  const inputs = (procedure._def as { inputs?: unknown[] }).inputs ?? [];
+  const shape: Record<string, z.ZodType> = {};
+  for (const input of inputs) {
+    Object.assign(shape, (input as { shape?: Record<string, z.ZodType> }).shape ?? {});
+  }
+  return shape;
+}
+
+export function collectRestRoutes(router: AnyRouter): RestRoute[] {
+  const routes: RestRoute[] = [];
+  const procedures = router._def.procedures as Record<string, AnyProcedure>;
+  for (const [procedurePath, procedure] of Object.entries(procedures)) {
+    const meta = procedure._def.meta as Meta | undefined;
+    const openapi = meta?.openapi;
+    if (!openapi || openapi.enabled === false) continue;
+    const names = [...openapi.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+    const shape = inputShape(procedure);
+    const pathParams = new Map<string, ParamKind>();
+    const queryParams = new Map<string, ParamKind>();
+    for (const [key, schema] of Object.entries(shape)) {
+      if (names.includes(key)) pathParams.set(key, paramKind(schema));
+      else queryParams.set(key, paramKind(schema));
+    }
+    const bodyMethod = openapi.method === 'POST' || openapi.method === 'PUT' || openapi.method === 'PATCH';
+    routes.push({
+      method: openapi.method,
+      path: openapi.path,
+      procedurePath,
+      procedure,
+      rest: meta.rest ?? {},
+      pathParams,
+      queryParams: bodyMethod ? new Map() : queryParams,
+      hasBody: bodyMethod && queryParams.size > 0,
+      contentTypes: openapi.contentTypes ?? ['application/json'],
+    });
+  }
+  return routes;
+}
+
+function badParam(field: string, message: string): DomainError {
+  return new DomainError('malformed-request', `Parameter "${field}" ${message}.`, { errors: [{ field, message }] });
+}
+
+function coerce(field: string, raw: unknown, kind: ParamKind): unknown {
+  if (typeof raw !== 'string') throw badParam(field, 'must be given once');
+  if (kind === 'string') return raw;
+  if (!/^-?\d{1,15}$/.test(raw)) throw badParam(field, 'must be an integer');
+  return Number(raw);
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function buildInput(route: RestRoute, request: FastifyRequest): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  if (route.hasBody) {
+    const contentType = request.headers['content-type'];
+    if (contentType === undefined) {
+      throw new DomainError('unsupported-media-type', `This operation needs a body with Content-Type ${route.contentTypes.join(' or ')}.`, {
+        headers: { [route.method === 'PATCH' ? 'accept-patch' : 'accept-post']: route.contentTypes.join(', ') },
+      });
+    }
+    if (!isPlainObject(request.body)) {
+      throw new DomainError('validation-error', 'The body must be a JSON object.', {
+        errors: [{ field: '(body)', message: 'must be a JSON object' }],
+      });
+    }
+    Object.assign(input, request.body);
+  } else if (route.queryParams.size > 0) {
+    const query = request.query as Record<string, unknown>;
+    for (const [key, kind] of route.queryParams) {
+      if (query[key] !== undefined) input[key] = coerce(key, query[key], kind);
+    }
+  }
+  // Path parameters win over body fields of the same name (a PUT body's `id` is read-only).
+  const params = request.params as Record<string, string>;
+  for (const [key, kind] of route.pathParams) input[key] = coerce(key, params[key], kind);
+  return input;
+}
+
+function fillTemplate(template: string, output: unknown): string {
+  const values = isPlainObject(output) ? output : {};
+  return template.replace(/\{(\w+)\}/g, (_m, key: string) => encodeURIComponent(String(values[key])));
+}
+
+function linkHeader(request: FastifyRequest, output: { page: number; limit: number; has_more: boolean }): string | undefined {
+  const [path = '', search = ''] = request.url.split('?');
+  const links: string[] = [];
+  const at = (page: number) => {
+    const params = new URLSearchParams(search);
+    params.set('page', String(page));
+    params.set('limit', String(output.limit));
+    return `<${path}?${params.toString()}>`;
+  };
+  if (output.has_more) links.push(`${at(output.page + 1)}; rel="next"`);
+  if (output.page > 1) links.push(`${at(output.page - 1)}; rel="prev"`);
+  return links.length > 0 ? links.join(', ') : undefined;
+}
+
+/** RFC 9110 13.1.2/13.1.3: If-None-Match wins; If-Modified-Since only without it. */
+function notModified(request: FastifyRequest, etag: string, lastModified: Date | undefined): boolean {
+  const ifNoneMatch = parseEntityTags(request.headers['if-none-match']);
+  if (ifNoneMatch !== undefined) {
+    const bare = etag.replace(/^W\//, '');
+    return ifNoneMatch.some((tag) => tag === '*' || tag.replace(/^W\//, '') === bare);
+  }
+  const since = request.headers['if-modified-since'];
+  if (since !== undefined && lastModified !== undefined) {
+    const sinceMs = Date.parse(since);
+    return !Number.isNaN(sinceMs) && Math.floor(lastModified.getTime() / 1000) * 1000 <= sinceMs;
+  }
+  return false;
+}
+
+export interface RequestAuth {
+  authenticate(request: FastifyRequest): Promise<Caller | null>;
+}
+
+export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOptions): RestRoute[] {
+  const routes = collectRestRoutes(options.router);
+  const { db, tokens } = options;
+
+  const handlerFor = (route: RestRoute) => {
+    const type = route.method === 'GET' ? 'query' : 'mutation';
+    const isRead = route.method === 'GET';
+    const successStatus = route.rest.status ?? 200;
+    const cacheControl = isRead ? CACHE_CONTROL[route.rest.cache ?? 'private'] : 'no-store';
+
+    return async (request: FastifyRequest, reply: FastifyReply) => {
+      const caller = await tokens.authenticate(request.headers.authorization);
+      const input = buildInput(route, request);
+      const ifMatch = parseEntityTags(request.headers['if-match']);
+      const ctx = createContextInner({ db, caller, requestId: String(request.id), preconditions: ifMatch ? { ifMatch } : {} });
+      let output: unknown;
+      try {
+        output = await route.procedure({
+          ctx,
+          getRawInput: async () => input,
+          path: route.procedurePath,
+          type,
+          signal: undefined,
+          batchIndex: 0,
+        });
+      } catch (error) {
+        const domain = toDomainError(error);
+        // A path parameter that is an integer but out of range names no resource.
+        if (domain.slug === 'validation-error' && domain.errors?.some((e) => route.pathParams.has(e.field))) {
+          throw new DomainError('not-found', 'The resource does not exist.');
+        }
+        throw domain;
+      }
+
+      reply.code(successStatus).header('cache-control', cacheControl);
+      if (successStatus === 204) return reply.send();
+      if (route.rest.location) reply.header('location', API_PREFIX + fillTemplate(route.rest.location, output));
+
+      const etag = entityTag(output);
+      reply.header('etag', etag);
+      let lastModified: Date | undefined;
+      if (route.rest.kind === 'item' && isPlainObject(output) && typeof output.updated_at === 'string') {
+        lastModified = new Date(output.updated_at);
+        reply.header('last-modified', lastModified.toUTCString());
+      }
+      if (route.rest.kind === 'list' && isPlainObject(output)) {
+        const link = linkHeader(request, output as { page: number; limit: number; has_more: boolean });
+        if (link) reply.header('link', link);
+      }
+      if (isRead && notModified(request, etag, lastModified)) return reply.code(304).send();
+      return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(output));
+    };
+  };
+
+  const methodsByUrl = new Map<string, Set<string>>();
+  for (const route of routes) {
+    const handler = handlerFor(route);
+    for (const prefix of PREFIXES) {
+      const url = prefix + route.path.replace(/\{(\w+)\}/g, ':$1');
+      app.route({ method: route.method, url, handler, config: { api: true } });
+      const methods = methodsByUrl.get(url) ?? new Set<string>();
+      methods.add(route.method);
+      if (route.method === 'GET') methods.add('HEAD');
+      methodsByUrl.set(url, methods);
+    }
+  }
+  registerMethodFallbacks(app, methodsByUrl);
+  return routes;
+}
+
+const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/** 405 with `Allow` for every method a known path does not support; OPTIONS answers 204 + Allow. */
+export function registerMethodFallbacks(app: FastifyInstance, methodsByUrl: Map<string, Set<string>>): void {
+  for (const [url, methods] of methodsByUrl) {
+    const allow = [...methods, 'OPTIONS'].join(', ');
+    const missing = ALL_METHODS.filter((m) => !methods.has(m));
+    if (missing.length === 0) continue;
+    app.route({
+      method: missing,
+      url,
+      config: { api: true },
+      handler: async (request, reply) => {
+        if (request.method === 'OPTIONS') return reply.code(204).header('allow', allow).send();
+        throw new DomainError('method-not-allowed', `${request.method} is not supported on this path. Allowed: ${allow}.`, {
+          headers: { allow },
+        });
+      },
+    });
+  }
+}

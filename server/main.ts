@@ -1,0 +1,67 @@
+import { TokenService } from './auth/tokens.ts';
+import { buildApp } from './app.ts';
+import { bootstrapAdmin } from './bootstrap.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { openDatabase } from './db/client.ts';
+
+function readConfig(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+const config = readConfig();
+const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+const tokens = new TokenService(config.jwt);
+const app = await buildApp({
+  database,
+  tokens,
+  bodyLimit: config.bodyLimit,
+  trustProxy: config.trustProxy,
+  logger: {
+    level: config.logLevel,
+    redact: ['req.headers.authorization', 'req.headers.cookie'],
+  },
+});
+const bootstrap = await bootstrapAdmin(database.db, config);
+await app.listen({ host: config.host, port: config.port });
+
+const address = app.server.address();
+const port = typeof address === 'object' && address ? address.port : config.port;
+const base = config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+if (config.env === 'development') {
+  const lines = [
+    '',
+    `order-service ${database.kind === 'pglite' ? `(embedded PGlite${config.databaseUrl === 'memory://' ? ', in memory' : ` in ${config.dataDir}`})` : '(PostgreSQL)'}`,
+    `  API:   ${base}/api/v1`,
+    `  Docs:  ${base}/api/docs`,
+    `  tRPC:  ${base}/trpc`,
+  ];
+  if (bootstrap.admin) {
+    const token = await tokens.mint({ sub: String(bootstrap.admin.id), role: 'admin', name: bootstrap.admin.name }, 3600);
+    lines.push(`  Admin: ${bootstrap.admin.email}${bootstrap.generatedPassword ? ` / password ${bootstrap.generatedPassword} (shown once)` : ''}`);
+    lines.push(`  Admin access token (1 hour; restart for a new one):`, `    export TOKEN=${token}`);
+  }
+  lines.push('');
+  console.log(lines.join('\n'));
+}
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+  app.startShutdown();
+  const force = setTimeout(() => process.exit(1), 15_000);
+  force.unref();
+  await app.close();
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

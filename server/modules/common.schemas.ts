@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+export const MAX_INT = 2_147_483_647;
+
+export const Id = z.int().min(1).max(MAX_INT).meta({ description: 'Identifier assigned by the service.', example: 17 });
+export const IdParam = z.object({ id: Id });
+
+export const Timestamp = z.iso.datetime().meta({ description: 'RFC 3339 UTC timestamp.', example: '2026-01-31T12:00:00.000Z' });
+export const Currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD')
+  .meta({ description: 'ISO 4217 currency code.', example: 'USD' });
+
+export const PageQuery = {
+  page: z.int().min(1).max(1_000_000).default(1).meta({ description: 'Page number, from 1.' }),
+  limit: z.int().min(1).max(100).default(20).meta({ description: 'Page size, 1-100 (default 20).' }),
+};
+
+export const listOf = <T extends z.ZodType>(item: T) =>
+  z.object({
+    data: z.array(item),
+    page: z.int(),
+    limit: z.int(),
+    has_more: z.boolean(),
+  });
+
+export interface Page<T> {
+  data: T[];
+  page: number;
+  limit: number;
+  has_more: boolean;
+}
+
+/** Builds a page from `limit + 1` fetched rows (the extra row only says there is more). */
+export function toPage<Row, T>(rows: Row[], page: number, limit: number, map: (row: Row) => T): Page<T> {
+  return { data: rows.slice(0, limit).map(map), page, limit, has_more: rows.length > limit };
+}
+
+/** A read-only field of a representation: accepted in a PUT body (so GET-modify-PUT works) and ignored. */
+export const ReadOnly = z.unknown().optional().meta({ description: 'Read-only; ignored when sent.' });
+
+export const iso = (date: Date): string => date.toISOString();

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { publicProcedure, router, scopedProcedure } from '../../trpc/trpc.ts';
+import { IdParam } from '../common.schemas.ts';
+import { Product, ProductInput, ProductList, ProductListQuery, ProductReplace } from './products.schemas.ts';
+import * as products from './products.service.ts';
+
+const writer = scopedProcedure('products:write');
+
+export const productsRouter = router({
+  create: writer
+    .meta({
+      openapi: { method: 'POST', path: '/products', tags: ['products'], summary: 'Create a product (admin)' },
+      rest: { status: 201, location: '/products/{id}', kind: 'item', cache: 'no-store', problems: ['duplicate-resource'] },
+    })
+    .input(ProductInput)
+    .output(Product)
+    .mutation(({ ctx, input }) => products.createProduct(ctx.db, input)),
+
+  get: publicProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/products/{id}', tags: ['products'], summary: 'Read a product', protect: false },
+      rest: { kind: 'item', cache: 'public', problems: ['not-found', 'gone'] },
+    })
+    .input(IdParam)
+    .output(Product)
+    .query(({ ctx, input }) => products.getProduct(ctx.db, input.id)),
+
+  list: publicProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/products', tags: ['products'], summary: 'List products', protect: false },
+      rest: { kind: 'list', cache: 'public' },
+    })
+    .input(ProductListQuery)
+    .output(ProductList)
+    .query(({ ctx, input }) => products.listProducts(ctx.db, input)),
+
+  replace: writer
+    .meta({
+      openapi: { method: 'PUT', path: '/products/{id}', tags: ['products'], summary: 'Replace a product (admin)' },
+      rest: { kind: 'item', cache: 'public', problems: ['not-found', 'gone', 'duplicate-resource', 'precondition-failed'] },
+    })
+    .input(ProductReplace)
+    .output(Product)
+    .mutation(({ ctx, input }) => products.replaceProduct(ctx.db, input, ctx.preconditions)),
+
+  delete: writer
+    .meta({
+      openapi: { method: 'DELETE', path: '/products/{id}', tags: ['products'], summary: 'Archive a product (admin)' },
+      rest: { status: 204, problems: ['not-found', 'precondition-failed'] },
+    })
+    .input(IdParam)
+    .output(z.void())
+    .mutation(({ ctx, input }) => products.archiveProduct(ctx.db, input.id, ctx.preconditions)),
+});

@@ -1,0 +1,125 @@
+import { and, asc, desc, eq, isNull, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { products, type ProductRow } from '../../db/schema.ts';
+import { DomainError } from '../../errors/problems.ts';
+import { isUniqueViolation } from '../../lib/db-errors.ts';
+import { assertIfMatch } from '../../lib/preconditions.ts';
+import type { Preconditions } from '../../trpc/context.ts';
+import { iso, toPage, type Page } from '../common.schemas.ts';
+import type { Product, ProductInput, ProductListQuery, ProductReplace } from './products.schemas.ts';
+
+export function toProduct(row: ProductRow): Product {
+  return {
+    id: row.id,
+    sku: row.sku,
+    name: row.name,
+    description: row.description,
+    category: row.category,
+    price: row.price,
+    currency: row.currency,
+    stock: row.stock,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+const duplicateSku = (sku: string) =>
+  new DomainError('duplicate-resource', `A product with sku "${sku}" already exists.`, {
+    errors: [{ field: 'sku', message: 'already exists' }],
+  });
+
+const notFound = (id: number) => new DomainError('not-found', `Product ${id} does not exist.`);
+const gone = (id: number) => new DomainError('gone', `Product ${id} was archived and is no longer available.`);
+
+export async function createProduct(db: Db, input: ProductInput): Promise<Product> {
+  try {
+    const [row] = await db
+      .insert(products)
+      .values({ ...input, description: input.description ?? null })
+      .returning();
+    if (!row) throw new Error('insert returned no row');
+    return toProduct(row);
+  } catch (error) {
+    if (isUniqueViolation(error, 'products_sku_key')) throw duplicateSku(input.sku);
+    throw error;
+  }
+}
+
+export async function getProduct(db: Db, id: number): Promise<Product> {
+  const [row] = await db.select().from(products).where(eq(products.id, id));
+  if (!row) throw notFound(id);
+  if (row.archivedAt) throw gone(id);
+  return toProduct(row);
+}
+
+const sortColumns = {
+  name: products.name,
+  price: products.price,
+  created_at: products.createdAt,
+  id: products.id,
+} as const;
+
+function orderBy(sort: string | undefined): SQL[] {
+  const terms = (sort ?? 'id').split(',').map((term) => {
+    const descending = term.startsWith('-');
+    const column = sortColumns[(descending ? term.slice(1) : term) as keyof typeof sortColumns];
+    return descending ? desc(column) : asc(column);
+  });
+  // A total order, so pages never overlap or skip.
+  if (!sort?.split(',').some((term) => term.replace('-', '') === 'id')) terms.push(asc(products.id));
+  return terms;
+}
+
+export async function listProducts(db: Db, query: ProductListQuery): Promise<Page<Product>> {
+  const filters = [isNull(products.archivedAt)];
+  if (query.category !== undefined) filters.push(eq(products.category, query.category));
+  const rows = await db
+    .select()
+    .from(products)
+    .where(and(...filters))
+    .orderBy(...orderBy(query.sort))
+    .limit(query.limit + 1)
+    .offset((query.page - 1) * query.limit);
+  return toPage(rows, query.page, query.limit, toProduct);
+}
+
+/** Locks the live product row for the rest of the transaction. */
+async function lockLiveProduct(tx: Db, id: number, preconditions: Preconditions): Promise<ProductRow> {
+  const [row] = await tx.select().from(products).where(eq(products.id, id)).for('update');
+  if (!row) throw notFound(id);
+  if (row.archivedAt) throw gone(id);
+  assertIfMatch(preconditions, toProduct(row));
+  return row;
+}
+
+export async function replaceProduct(db: Db, input: ProductReplace, preconditions: Preconditions): Promise<Product> {
+  const { id, sku, name, description, category, price, currency, stock } = input;
+  try {
+    return await db.transaction(async (tx) => {
+      const current = await lockLiveProduct(tx, id, preconditions);
+      const next = { sku, name, description: description ?? null, category, price, currency, stock };
+      const unchanged = (Object.keys(next) as (keyof typeof next)[]).every((key) => current[key] === next[key]);
+      if (unchanged) return toProduct(current);
+      const [row] = await tx
+        .update(products)
+        .set({ ...next, updatedAt: new Date() })
+        .where(eq(products.id, id))
+        .returning();
+      if (!row) throw notFound(id);
+      return toProduct(row);
+    });
+  } catch (error) {
+    if (isUniqueViolation(error, 'products_sku_key')) throw duplicateSku(sku);
+    throw error;
+  }
+}
+
+/** DELETE archives: orders keep referring to the product; reads answer 410, a second DELETE 404. */
+export async function archiveProduct(db: Db, id: number, preconditions: Preconditions): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [row] = await tx.select().from(products).where(eq(products.id, id)).for('update');
+    if (!row || row.archivedAt) throw notFound(id);
+    assertIfMatch(preconditions, toProduct(row));
+    await tx.update(products).set({ archivedAt: new Date() }).where(eq(products.id, id));
+  });
+}

@@ -1,0 +1,13 @@
+import { productsRouter } from './modules/products/products.router.ts';
+import { usersRouter } from './modules/users/users.router.ts';
+import { createCallerFactory, router } from './trpc/trpc.ts';
+
+export const appRouter = router({
+  products: productsRouter,
+  users: usersRouter,
+});
+
+export type AppRouter = typeof appRouter;
+
+/** `createCaller(createContextInner({ db, caller }))` calls any procedure without HTTP. */
+export const createCaller = createCallerFactory(appRouter);

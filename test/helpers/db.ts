@@ -1,0 +1,31 @@
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { openDatabase, type Database } from '../../server/db/client.ts';
+import { TEMPLATE_DATABASE, withDatabase } from './postgres-url.ts';
+
+export const testDbKind: 'pglite' | 'postgres' = process.env.TEST_DB === 'postgres' ? 'postgres' : 'pglite';
+export const onPostgres = testDbKind === 'postgres';
+
+/**
+ * A fresh, migrated database for one test file: in-memory PGlite, or on PostgreSQL a copy of
+ * the migrated template made by the global setup. `close()` drops the copy.
+ */
+export async function createTestDatabase(): Promise<Database> {
+  if (!onPostgres) return openDatabase({ url: 'memory://', dataDir: '' });
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DATABASE_URL is not set');
+  const name = `order_service_t_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name} template ${TEMPLATE_DATABASE}`);
+  await admin.end();
+  const database = await openDatabase({ url: withDatabase(url, name), dataDir: '', poolSize: 20 });
+  return {
+    ...database,
+    close: async () => {
+      await database.close();
+      const cleanup = postgres(url, { max: 1, onnotice: () => {} });
+      await cleanup.unsafe(`drop database if exists ${name} with (force)`);
+      await cleanup.end();
+    },
+  };
+}
