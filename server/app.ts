@@ -20,6 +20,8 @@ export interface AppOptions {
   bodyLimit?: number;
   trustProxy?: boolean;
   logger?: FastifyServerOptions['logger'];
+  /** PEM certificate and key: serve HTTPS (and send HSTS). */
+  tls?: { cert: string; key: string };
 }
 
 declare module 'fastify' {
@@ -49,6 +51,7 @@ function acceptsJson(accept: string | undefined): boolean {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { database, tokens } = options;
   const app = Fastify({
+    ...(options.tls ? { https: options.tls } : {}),
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     trustProxy: options.trustProxy ?? false,
@@ -69,6 +72,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (options.tls) reply.header('strict-transport-security', 'max-age=31536000');
     if (request.routeOptions.config.api && !acceptsJson(request.headers.accept)) {
       throw new DomainError('not-acceptable', 'This API answers only application/json (and application/problem+json).');
     }

@@ -35,6 +35,8 @@ const EnvSchema = z.object({
   TRUST_PROXY: bool.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PUBLIC_URL: z.url().optional(),
+  TLS_CERT_FILE: z.string().min(1).optional(),
+  TLS_KEY_FILE: z.string().min(1).optional(),
 });
 
 export interface Config {
@@ -51,6 +53,7 @@ export interface Config {
   trustProxy: boolean;
   logLevel: string;
   publicUrl: string | undefined;
+  tls: { cert: string; key: string } | undefined;
 }
 
 export class ConfigError extends Error {
@@ -76,8 +79,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
     problems.push('JWT_SECRET: required in production (at least 32 bytes)');
   }
-  if (e.NODE_ENV === 'production' && !e.TRUST_PROXY) {
-    problems.push('TRUST_PROXY: production refuses plain HTTP; set TRUST_PROXY=true behind a TLS-terminating proxy');
+  if ((e.TLS_CERT_FILE === undefined) !== (e.TLS_KEY_FILE === undefined)) {
+    problems.push('TLS_CERT_FILE and TLS_KEY_FILE: set both or neither');
+  }
+  for (const name of ['TLS_CERT_FILE', 'TLS_KEY_FILE'] as const) {
+    const file = e[name];
+    if (file !== undefined && !existsSync(file)) problems.push(`${name}: no such file ${file}`);
+  }
+  if (e.NODE_ENV === 'production' && !e.TRUST_PROXY && !e.TLS_CERT_FILE) {
+    problems.push('TRUST_PROXY: production refuses plain HTTP; set TLS_CERT_FILE/TLS_KEY_FILE, or TRUST_PROXY=true behind a TLS-terminating proxy');
   }
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -96,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY ?? false,
     logLevel: e.LOG_LEVEL,
     publicUrl: e.PUBLIC_URL,
+    tls: e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { cert: readFileSync(e.TLS_CERT_FILE, 'utf8'), key: readFileSync(e.TLS_KEY_FILE, 'utf8') } : undefined,
   };
 }
 

@@ -24,6 +24,7 @@ const app = await buildApp({
   tokens,
   bodyLimit: config.bodyLimit,
   trustProxy: config.trustProxy,
+  ...(config.tls ? { tls: config.tls } : {}),
   logger: {
     level: config.logLevel,
     redact: ['req.headers.authorization', 'req.headers.cookie'],
@@ -34,7 +35,7 @@ await app.listen({ host: config.host, port: config.port });
 
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;
-const base = config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+const base = config.publicUrl ?? `${config.tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 if (config.env === 'development') {
   const lines = [
     '',
