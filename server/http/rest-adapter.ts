@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import type { Caller, TokenService } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
 import { DomainError } from '../errors/problems.ts';
-import { entityTag, parseEntityTags } from '../lib/etag.ts';
+import { entityTagOfJson, parseEntityTags } from '../lib/etag.ts';
 import { createContextInner } from '../trpc/context.ts';
 import type { Meta, RestMeta } from '../trpc/trpc.ts';
 import { toDomainError } from '../trpc/trpc.ts';
@@ -212,7 +212,8 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
       if (successStatus === 204) return reply.send();
       if (route.rest.location) reply.header('location', API_PREFIX + fillTemplate(route.rest.location, output));
 
-      const etag = entityTag(output);
+      const json = JSON.stringify(output);
+      const etag = entityTagOfJson(json);
       reply.header('etag', etag);
       let lastModified: Date | undefined;
       if (route.rest.kind === 'item' && isPlainObject(output) && typeof output.updated_at === 'string') {
@@ -224,7 +225,7 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
         if (link) reply.header('link', link);
       }
       if (isRead && notModified(request, etag, lastModified)) return reply.code(304).send();
-      return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(output));
+      return reply.header('content-type', 'application/json; charset=utf-8').send(json);
     };
   };
 
