@@ -28,6 +28,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** JSON API route: content negotiation applies. */
     api?: boolean;
+    /** Body media types the route accepts, for `Accept-Post`/`Accept-Patch` on a 415. */
+    accepts?: string;
   }
 }
 
@@ -69,6 +71,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // JSON only: no text/plain bodies.
   app.removeContentTypeParser('text/plain');
+  // Patch documents are JSON too; each route still checks the types it accepts (415 otherwise).
+  app.addContentTypeParser(
+    ['application/merge-patch+json', 'application/json-patch+json'],
+    { parseAs: 'string' },
+    app.getDefaultJsonParser('error', 'error'),
+  );
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

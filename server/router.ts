@@ -1,3 +1,4 @@
+import { ordersRouter } from './modules/orders/orders.router.ts';
 import { productsRouter } from './modules/products/products.router.ts';
 import { usersRouter } from './modules/users/users.router.ts';
 import { createCallerFactory, router } from './trpc/trpc.ts';
@@ -5,6 +6,7 @@ import { createCallerFactory, router } from './trpc/trpc.ts';
 export const appRouter = router({
   products: productsRouter,
   users: usersRouter,
+  orders: ordersRouter,
 });
 
 export type AppRouter = typeof appRouter;

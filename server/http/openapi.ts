@@ -79,7 +79,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
       slugs.add('unauthorized'); // an invalid token is refused even where none is needed
     }
     if (isRead && route.queryParams.size > 0) slugs.add('validation-error');
-    if (['PUT', 'PATCH', 'DELETE'].includes(route.method) && route.pathParams.size > 0) slugs.add('precondition-failed');
+    if (!isRead && route.pathParams.size > 0) slugs.add('precondition-failed');
     for (const slug of route.rest.problems ?? []) slugs.add(slug);
 
     const byStatus = new Map<number, ProblemSlug[]>();
@@ -90,9 +90,20 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
     for (const [code, list] of [...byStatus].sort(([a], [b]) => a - b)) responses[String(code)] = problemResponse(list);
     operation.responses = responses;
 
-    if (route.hasBody) {
+    if (route.rest.patch) {
+      operation.requestBody = {
+        required: true,
+        description: 'A merge patch (RFC 7396; `application/json` is read as one) or a JSON Patch (RFC 6902). The patched document must be a valid PUT body.',
+        content: {
+          'application/merge-patch+json': { schema: mergePatchSchema },
+          'application/json': { schema: mergePatchSchema },
+          'application/json-patch+json': { schema: jsonPatchSchema },
+        },
+      };
+    }
+    if (route.hasBody || (route.method === 'POST' && route.pathParams.size > 0)) {
       const params = (operation.parameters as Json[] | undefined) ?? [];
-      if (['PUT', 'PATCH', 'DELETE'].includes(route.method)) {
+      if (['PUT', 'PATCH', 'DELETE'].includes(route.method) || route.pathParams.size > 0) {
         params.push({ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'Entity tag from a previous read; a stale one answers 412.' });
       }
       operation.parameters = params;
@@ -151,6 +162,25 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
   };
   return document;
 }
+
+const mergePatchSchema = {
+  type: 'object',
+  description: 'Fields to change; null sets a nullable field to null; an array replaces the whole array.',
+};
+
+const jsonPatchSchema = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['op', 'path'],
+    properties: {
+      op: { type: 'string', enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] },
+      path: { type: 'string', description: 'JSON Pointer, e.g. /address or /items/0/quantity.' },
+      from: { type: 'string' },
+      value: {},
+    },
+  },
+};
 
 const healthSchema = {
   type: 'object',

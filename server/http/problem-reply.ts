@@ -70,6 +70,10 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
 
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const domain = asDomainError(error);
+  const accepts = request.routeOptions.config?.accepts;
+  if (domain.slug === 'unsupported-media-type' && accepts && Object.keys(domain.headers).length === 0) {
+    domain.headers[request.method === 'PATCH' ? 'accept-patch' : 'accept-post'] = accepts;
+  }
   if (domain.status >= 500) {
     request.log.error({ err: error, reqId: request.id }, 'request failed');
   }

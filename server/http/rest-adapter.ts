@@ -15,7 +15,8 @@ import { createContextInner } from '../trpc/context.ts';
 import type { Meta, RestMeta } from '../trpc/trpc.ts';
 import { toDomainError } from '../trpc/trpc.ts';
 
-export const API_PREFIX = '/api/v1';
+export { API_PREFIX } from './paths.ts';
+import { API_PREFIX } from './paths.ts';
 const PREFIXES = [API_PREFIX, '/api'];
 
 const CACHE_CONTROL: Record<NonNullable<RestMeta['cache']>, string> = {
@@ -88,7 +89,7 @@ export function collectRestRoutes(router: AnyRouter): RestRoute[] {
       rest: meta.rest ?? {},
       pathParams,
       queryParams: bodyMethod ? new Map() : queryParams,
-      hasBody: bodyMethod && queryParams.size > 0,
+      hasBody: bodyMethod && (queryParams.size > 0 || meta.rest?.patch === true),
       contentTypes: openapi.contentTypes ?? ['application/json'],
     });
   }
@@ -109,21 +110,28 @@ function coerce(field: string, raw: unknown, kind: ParamKind): unknown {
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+const mediaType = (contentType: string | undefined) => contentType?.split(';')[0]?.trim().toLowerCase();
+
 function buildInput(route: RestRoute, request: FastifyRequest): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   if (route.hasBody) {
-    const contentType = request.headers['content-type'];
-    if (contentType === undefined) {
-      throw new DomainError('unsupported-media-type', `This operation needs a body with Content-Type ${route.contentTypes.join(' or ')}.`, {
-        headers: { [route.method === 'PATCH' ? 'accept-patch' : 'accept-post']: route.contentTypes.join(', ') },
+    const media = mediaType(request.headers['content-type']);
+    if (media === undefined || !route.contentTypes.includes(media)) {
+      const accepted = route.contentTypes.join(', ');
+      throw new DomainError('unsupported-media-type', `This operation accepts a body of type ${accepted}.`, {
+        headers: { [route.method === 'PATCH' ? 'accept-patch' : 'accept-post']: accepted },
       });
     }
-    if (!isPlainObject(request.body)) {
+    if (route.rest.patch) {
+      input.format = media === 'application/json-patch+json' ? 'json-patch' : 'merge-patch';
+      input.document = request.body;
+    } else if (!isPlainObject(request.body)) {
       throw new DomainError('validation-error', 'The body must be a JSON object.', {
         errors: [{ field: '(body)', message: 'must be a JSON object' }],
       });
+    } else {
+      Object.assign(input, request.body);
     }
-    Object.assign(input, request.body);
   } else if (route.queryParams.size > 0) {
     const query = request.query as Record<string, unknown>;
     for (const [key, kind] of route.queryParams) {
@@ -234,7 +242,8 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
     const handler = handlerFor(route);
     for (const prefix of PREFIXES) {
       const url = prefix + route.path.replace(/\{(\w+)\}/g, ':$1');
-      app.route({ method: route.method, url, handler, config: { api: true } });
+      const accepts = route.hasBody ? route.contentTypes.join(', ') : undefined;
+      app.route({ method: route.method, url, handler, config: { api: true, ...(accepts ? { accepts } : {}) } });
       const methods = methodsByUrl.get(url) ?? new Set<string>();
       methods.add(route.method);
       if (route.method === 'GET') methods.add('HEAD');

@@ -16,6 +16,11 @@ export interface RestMeta {
   location?: string;
   /** `item` gets `Last-Modified` from `updated_at`; `list` gets an RFC 8288 `Link` header. */
   kind?: 'item' | 'list';
+  /**
+   * PATCH: the body is a patch document of the request's Content-Type; the procedure gets
+   * `{ ...pathParams, format: 'merge-patch' | 'json-patch', document: body }`.
+   */
+  patch?: boolean;
   /** Problem slugs this operation can answer besides the generic ones (for the OpenAPI document). */
   problems?: readonly (keyof typeof problemTypes)[];
 }
@@ -96,4 +101,12 @@ export const scopedProcedure = (scope: string) =>
     const { caller } = ctx;
     if (caller.role === 'admin' || (caller.role === 'service' && caller.scopes.has(scope))) return next();
     throw forbidden(`perform this operation (needs the admin role or the "${scope}" scope)`);
+  });
+
+/** Customers (on their own resources, which the service enforces), admins, and services holding `scope`. */
+export const customerProcedure = (scope: string) =>
+  authedProcedure.use(({ ctx, next }) => {
+    const { caller } = ctx;
+    if (caller.role !== 'service' || caller.scopes.has(scope)) return next();
+    throw forbidden(`perform this operation (a service client needs the "${scope}" scope)`);
   });

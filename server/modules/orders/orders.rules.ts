@@ -1,0 +1,54 @@
+/**
+ * The order state machine (CONTRACT section 3) as one table. Every way of changing a status
+ * (PUT/PATCH, the confirm and cancel actions, payments, fulfillments) asks this table.
+ */
+export const ORDER_STATUSES = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+/** How a move is requested. */
+export type Channel = 'write' | 'confirm' | 'cancel' | 'payment' | 'fulfillment';
+
+interface Transition {
+  from: OrderStatus;
+  to: OrderStatus;
+  via: readonly Channel[];
+  adminOnly?: boolean;
+}
+
+export const TRANSITIONS: readonly Transition[] = [
+  { from: 'draft', to: 'confirmed', via: ['confirm', 'write'] },
+  { from: 'draft', to: 'cancelled', via: ['cancel', 'write'] },
+  { from: 'confirmed', to: 'cancelled', via: ['cancel', 'write'] },
+  { from: 'confirmed', to: 'paid', via: ['payment'] },
+  { from: 'paid', to: 'shipped', via: ['fulfillment'] },
+  { from: 'shipped', to: 'delivered', via: ['write'], adminOnly: true },
+  { from: 'delivered', to: 'completed', via: ['write'], adminOnly: true },
+];
+
+export function findTransition(from: OrderStatus, to: OrderStatus, via: Channel): Transition | undefined {
+  return TRANSITIONS.find((t) => t.from === from && t.to === to && t.via.includes(via));
+}
+
+/** Statuses an order in `from` can move to through `via` (the `allowed` list of a 409). */
+export function allowedNext(from: OrderStatus, via: Channel): OrderStatus[] {
+  return TRANSITIONS.filter((t) => t.from === from && t.via.includes(via)).map((t) => t.to);
+}
+
+/** Items, customer and currency change only in draft; the address until the order ships. */
+export const itemsEditable = (status: OrderStatus): boolean => status === 'draft';
+export const addressEditable = (status: OrderStatus): boolean => status === 'draft' || status === 'confirmed' || status === 'paid';
+
+/** Statuses in which the order holds reserved stock. */
+export const holdsStock = (status: OrderStatus): boolean => status === 'confirmed';
+
+/** The `active` listing filter. */
+export const ACTIVE_STATUSES: readonly OrderStatus[] = ['confirmed', 'paid', 'shipped', 'delivered'];
+
+const ALIASES: Record<string, OrderStatus> = { created: 'draft' };
+
+/** Any case, and the upper-case schema's names (`CREATED` = draft). Undefined when unknown. */
+export function normalizeStatus(value: string): OrderStatus | undefined {
+  const lower = value.trim().toLowerCase();
+  if ((ORDER_STATUSES as readonly string[]).includes(lower)) return lower as OrderStatus;
+  return ALIASES[lower];
+}

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import { Currency, Id, listOf, PageQuery, ReadOnly, Timestamp } from '../common.schemas.ts';
+import { ORDER_STATUSES, normalizeStatus, type OrderStatus } from './orders.rules.ts';
+
+export const OrderStatusValue = z.enum(ORDER_STATUSES).meta({ id: 'OrderStatus' });
+
+/** Status input: any case, `CREATED` for draft; answered in lower case. */
+export const StatusInput = z
+  .string()
+  .transform((value, ctx): OrderStatus => {
+    const status = normalizeStatus(value);
+    if (status === undefined) {
+      ctx.addIssue({ code: 'custom', message: `must be one of ${ORDER_STATUSES.join(', ')} (any case; CREATED = draft)` });
+      return z.NEVER;
+    }
+    return status;
+  })
+  .meta({ description: 'Order status, any case; upper-case aliases accepted (CREATED = draft).', example: 'confirmed' });
+
+const Link = z.object({ href: z.string(), method: z.string() });
+
+export const OrderItem = z.object({
+  product_id: Id,
+  quantity: z.int(),
+  unit_price: z.int().meta({ description: "The product's price when the item was set (minor units)." }),
+  line_total: z.int(),
+});
+
+export const Order = z
+  .object({
+    id: Id,
+    customer_id: Id,
+    items: z.array(OrderItem),
+    address: z.string().nullable(),
+    status: OrderStatusValue,
+    discount_code: z.string().nullable(),
+    currency: Currency,
+    total: z.int().meta({ description: 'Sum of line_total, minor units.' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    _links: z.record(z.string(), Link).meta({ description: 'self always; confirm and cancel while draft; cancel while confirmed.' }),
+  })
+  .meta({ id: 'Order' });
+export type Order = z.infer<typeof Order>;
+
+const Quantity = z.int().min(1).max(10_000);
+const Address = z.string().max(500).nullable();
+const DiscountCode = z
+  .string()
+  .regex(/^[A-Z0-9_-]{3,32}$/, 'must be 3-32 characters of A-Z, 0-9, _ and -')
+  .nullable();
+
+export const OrderItemInput = z.strictObject({ product_id: Id, quantity: Quantity });
+
+export const OrderCreate = z
+  .strictObject({
+    customer_id: Id.optional().meta({ description: 'Required for admins; a customer may omit it (themself).' }),
+    items: z.array(OrderItemInput).max(100),
+    address: Address.optional(),
+    discount_code: DiscountCode.optional(),
+    currency: Currency.optional(),
+    status: StatusInput.optional().meta({ description: 'Only draft (the default) is accepted.' }),
+  })
+  .meta({ id: 'OrderInput' });
+export type OrderCreate = z.infer<typeof OrderCreate>;
+
+/** An item as PUT and PATCH see it: the read-only fields of a read item may come back, ignored. */
+const OrderItemReplace = z.strictObject({ product_id: Id, quantity: Quantity, unit_price: ReadOnly, line_total: ReadOnly });
+
+/** The writable document of an order: what PUT sends and what a patch must produce. */
+export const OrderDocument = z.strictObject({
+  customer_id: Id.optional(),
+  items: z.array(OrderItemReplace).max(100).optional(),
+  address: Address.optional(),
+  discount_code: DiscountCode.optional(),
+  currency: Currency.optional(),
+  status: StatusInput.optional(),
+  id: ReadOnly,
+  total: ReadOnly,
+  created_at: ReadOnly,
+  updated_at: ReadOnly,
+  _links: ReadOnly,
+});
+export type OrderDocument = z.infer<typeof OrderDocument>;
+
+export const OrderReplace = OrderDocument.extend({ id: Id });
+export type OrderReplace = z.infer<typeof OrderReplace>;
+
+export const PATCH_FORMATS = ['merge-patch', 'json-patch'] as const;
+
+export const OrderPatch = z.object({
+  id: Id,
+  format: z.enum(PATCH_FORMATS).meta({ description: 'merge-patch (RFC 7396) or json-patch (RFC 6902).' }),
+  document: z.unknown().meta({ description: 'The patch document.' }),
+});
+export type OrderPatch = z.infer<typeof OrderPatch>;
+
+export const OrderListQuery = z.object({
+  status: z
+    .string()
+    .max(32)
+    .optional()
+    .meta({ description: 'A status in any case, an upper-case alias, or `active` (confirmed, paid, shipped, delivered).' }),
+  ...PageQuery,
+});
+export type OrderListQuery = z.infer<typeof OrderListQuery>;
+
+export const OrderList = listOf(Order).meta({ id: 'OrderList' });
