@@ -28,7 +28,10 @@ export function fieldErrorsFromIssues(issues: readonly z.core.$ZodIssue[]): Fiel
 }
 
 export function validationError(issues: readonly z.core.$ZodIssue[]): DomainError {
-  const errors = fieldErrorsFromIssues(issues);
-  const fields = [...new Set(errors.map((e) => e.field))];
+  // One entry per field: the first (most basic) complaint about it.
+  const byField = new Map<string, FieldError>();
+  for (const error of fieldErrorsFromIssues(issues)) if (!byField.has(error.field)) byField.set(error.field, error);
+  const errors = [...byField.values()];
+  const fields = [...byField.keys()];
   return new DomainError('validation-error', `Invalid value for ${fields.join(', ')}.`, { errors });
 }

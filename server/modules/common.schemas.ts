@@ -2,6 +2,14 @@ import { z } from 'zod';
 
 export const MAX_INT = 2_147_483_647;
 
+/** Text a client sends: bounded, and without NUL (PostgreSQL text cannot hold it). */
+export const text = (min: number, max: number) =>
+  z
+    .string()
+    .min(min)
+    .max(max)
+    .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters');
+
 export const Id = z.int().min(1).max(MAX_INT).meta({ description: 'Identifier assigned by the service.', example: 17 });
 export const IdParam = z.object({ id: Id });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Currency, Id, listOf, PageQuery, ReadOnly, Timestamp } from '../common.schemas.ts';
+import { Currency, Id, listOf, PageQuery, ReadOnly, text, Timestamp } from '../common.schemas.ts';
 import { ORDER_STATUSES, normalizeStatus, type OrderStatus } from './orders.rules.ts';
 
 export const OrderStatusValue = z.enum(ORDER_STATUSES).meta({ id: 'OrderStatus' });
@@ -44,7 +44,7 @@ export const Order = z
 export type Order = z.infer<typeof Order>;
 
 const Quantity = z.int().min(1).max(10_000);
-const Address = z.string().max(500).nullable();
+const Address = text(0, 500).nullable();
 const DiscountCode = z
   .string()
   .regex(/^[A-Z0-9_-]{3,32}$/, 'must be 3-32 characters of A-Z, 0-9, _ and -')

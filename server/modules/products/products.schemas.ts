@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Currency, Id, listOf, MAX_INT, PageQuery, ReadOnly, Timestamp } from '../common.schemas.ts';
+import { Currency, Id, listOf, MAX_INT, PageQuery, ReadOnly, text, Timestamp } from '../common.schemas.ts';
 
 export const SORT_FIELDS = ['name', 'price', 'created_at', 'id'] as const;
 
@@ -20,10 +20,10 @@ export const Product = z
 export type Product = z.infer<typeof Product>;
 
 const productFields = {
-  sku: z.string().min(1).max(64).meta({ description: 'Stock-keeping unit, unique.', example: 'TEE-RED-M' }),
-  name: z.string().min(1).max(200).meta({ example: 'Red T-shirt, M' }),
-  description: z.string().max(2000).nullable().optional(),
-  category: z.string().min(1).max(64).meta({ example: 'apparel' }),
+  sku: text(1, 64).meta({ description: 'Stock-keeping unit, unique.', example: 'TEE-RED-M' }),
+  name: text(1, 200).meta({ example: 'Red T-shirt, M' }),
+  description: text(0, 2000).nullable().optional(),
+  category: text(1, 64).meta({ example: 'apparel' }),
   price: z.int().min(0).max(MAX_INT).meta({ description: 'Price in minor units (cents).', example: 1999 }),
   currency: Currency.default('USD'),
   stock: z.int().min(0).max(MAX_INT).default(0),
@@ -44,7 +44,7 @@ export type ProductReplace = z.infer<typeof ProductReplace>;
 const sortPattern = new RegExp(`^-?(${SORT_FIELDS.join('|')})(,-?(${SORT_FIELDS.join('|')}))*$`);
 
 export const ProductListQuery = z.object({
-  category: z.string().min(1).max(64).optional().meta({ description: 'Exact category match.' }),
+  category: text(1, 64).optional().meta({ description: 'Exact category match.' }),
   sort: z
     .string()
     .regex(sortPattern, `must be a comma list of ${SORT_FIELDS.join(', ')}, each optionally prefixed with - for descending`)

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Id, listOf, PageQuery, ReadOnly, Timestamp } from '../common.schemas.ts';
+import { Id, listOf, PageQuery, ReadOnly, text, Timestamp } from '../common.schemas.ts';
 
 export const UserRole = z.enum(['customer', 'admin']);
 
@@ -16,11 +16,11 @@ export const User = z
 export type User = z.infer<typeof User>;
 
 const Email = z.email().max(254).meta({ example: 'ada@example.com' });
-const Password = z.string().min(8).max(256).meta({ description: 'Write-only; stored as a salted scrypt hash, never returned.', writeOnly: true });
+const Password = text(8, 256).meta({ description: 'Write-only; stored as a salted scrypt hash, never returned.', writeOnly: true });
 
 const userFields = {
   email: Email,
-  name: z.string().min(1).max(200).meta({ example: 'Ada Lovelace' }),
+  name: text(1, 200).meta({ example: 'Ada Lovelace' }),
   role: UserRole.optional().meta({ description: 'Defaults to customer. Only an admin may set another role.' }),
 };
 

@@ -1,0 +1,245 @@
+/**
+ * The products procedures called directly, with no HTTP: `createCaller(createContextInner(...))`.
+ * Same rules as over REST (CONTRACT sections 2, 4, 6, 7); errors arrive as a TRPCError whose
+ * `cause` is the DomainError that names the problem.
+ */
+import { TRPCError } from '@trpc/server';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TokenService, type Caller } from '../../server/auth/tokens.ts';
+import type { Database } from '../../server/db/client.ts';
+import { DomainError, type ProblemSlug } from '../../server/errors/problems.ts';
+import { entityTag } from '../../server/lib/etag.ts';
+import type { ProductInput } from '../../server/modules/products/products.schemas.ts';
+import { createCaller } from '../../server/router.ts';
+import { createContextInner, type Preconditions } from '../../server/trpc/context.ts';
+import { TEST_JWT } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/db.ts';
+import { productInput } from '../helpers/factories.ts';
+
+let database: Database;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await database?.close();
+});
+
+const admin: Caller = { sub: '1', userId: 1, role: 'admin', name: 'Admin', scopes: new Set() };
+const customer: Caller = { sub: '2', userId: 2, role: 'customer', name: 'Customer', scopes: new Set() };
+const service = (...scopes: string[]): Caller => ({ sub: 'client-x', userId: undefined, role: 'service', name: undefined, scopes: new Set(scopes) });
+
+const as = (caller: Caller | null, preconditions?: Preconditions) =>
+  createCaller(createContextInner({ db: database.db, caller, ...(preconditions ? { preconditions } : {}) }));
+
+/** A valid product input for the procedures (the factory's body, typed). */
+const input = (overrides: Record<string, unknown> = {}) => productInput(overrides) as ProductInput;
+
+const freshCategory = () => `cat-${randomBytes(4).toString('hex')}`;
+
+/** Awaits a rejection and checks it is a TRPCError of `code` whose cause is a DomainError of `slug`. */
+async function expectDomainError(promise: Promise<unknown>, code: TRPCError['code'], slug: ProblemSlug): Promise<DomainError> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(TRPCError);
+  const trpcError = error as TRPCError;
+  expect(trpcError.code).toBe(code);
+  expect(trpcError.cause).toBeInstanceOf(DomainError);
+  const domain = trpcError.cause as DomainError;
+  expect(domain.slug).toBe(slug);
+  return domain;
+}
+
+describe('products.create makes a product (admin, or a service with products:write)', () => {
+  it('an admin creates a product and gets it back with id and timestamps', async () => {
+    const body = input();
+    const product = await as(admin).products.create(body);
+    expect(product).toMatchObject(body);
+    expect(Number.isInteger(product.id)).toBe(true);
+    expect(product.created_at).toBe(product.updated_at);
+  });
+
+  it('currency defaults to USD, stock to 0, an omitted description is null', async () => {
+    const { sku, name, category, price } = input();
+    const product = await as(admin).products.create({ sku, name, category, price } as ProductInput);
+    expect(product).toMatchObject({ currency: 'USD', stock: 0, description: null });
+  });
+
+  it('a service caller with products:write may create', async () => {
+    const product = await as(service('products:write')).products.create(input());
+    expect(product.id).toBeGreaterThan(0);
+  });
+
+  it('a duplicate sku is a CONFLICT whose cause is duplicate-resource naming sku', async () => {
+    const first = await as(admin).products.create(input());
+    const domain = await expectDomainError(as(admin).products.create(input({ sku: first.sku })), 'CONFLICT', 'duplicate-resource');
+    expect(domain.errors?.map((e) => e.field)).toEqual(['sku']);
+  });
+});
+
+describe('writes need the admin role or the products:write scope', () => {
+  it('a customer gets FORBIDDEN with a DomainError cause of slug forbidden on create, replace and delete', async () => {
+    const product = await as(admin).products.create(input());
+    await expectDomainError(as(customer).products.create(input()), 'FORBIDDEN', 'forbidden');
+    await expectDomainError(as(customer).products.replace({ ...input(), id: product.id }), 'FORBIDDEN', 'forbidden');
+    await expectDomainError(as(customer).products.delete({ id: product.id }), 'FORBIDDEN', 'forbidden');
+    expect(await as(null).products.get({ id: product.id })).toEqual(product);
+  });
+
+  it('a service without products:write gets FORBIDDEN', async () => {
+    await expectDomainError(as(service('orders:write')).products.create(input()), 'FORBIDDEN', 'forbidden');
+  });
+
+  it('no caller at all gets UNAUTHORIZED with a DomainError cause of slug unauthorized', async () => {
+    await expectDomainError(as(null).products.create(input()), 'UNAUTHORIZED', 'unauthorized');
+  });
+
+  it('a caller verified from a real access token acts with its role', async () => {
+    const tokens = new TokenService(TEST_JWT);
+    const adminCaller = await tokens.authenticate(`Bearer ${await tokens.mint({ sub: '7', role: 'admin' })}`);
+    const customerCaller = await tokens.authenticate(`Bearer ${await tokens.mint({ sub: '8', role: 'customer' })}`);
+    expect((await as(adminCaller).products.create(input())).id).toBeGreaterThan(0);
+    await expectDomainError(as(customerCaller).products.create(input()), 'FORBIDDEN', 'forbidden');
+  });
+});
+
+describe('invalid input is a validation-error with one errors entry per bad field', () => {
+  it('bad fields give UNPROCESSABLE_CONTENT whose cause is validation-error listing each field', async () => {
+    const bad = input({ sku: '', name: 'x'.repeat(201), price: -1, currency: 'usd', stock: 1.5 });
+    const domain = await expectDomainError(as(admin).products.create(bad), 'UNPROCESSABLE_CONTENT', 'validation-error');
+    expect(domain.errors?.map((e) => e.field).sort()).toEqual(['currency', 'name', 'price', 'sku', 'stock']);
+  });
+
+  it('an unknown field is a validation-error with the message "Unknown field"', async () => {
+    const domain = await expectDomainError(
+      as(admin).products.create({ ...input(), colour: 'red' } as ProductInput),
+      'UNPROCESSABLE_CONTENT',
+      'validation-error',
+    );
+    expect(domain.errors).toEqual([{ field: 'colour', message: 'Unknown field' }]);
+  });
+
+  it('an invalid list query (sort on an unknown field, limit 101) is a validation-error naming it', async () => {
+    const domain = await expectDomainError(as(null).products.list({ sort: 'stock', limit: 101 }), 'UNPROCESSABLE_CONTENT', 'validation-error');
+    expect(domain.errors?.map((e) => e.field).sort()).toEqual(['limit', 'sort']);
+  });
+
+  it('invalid input creates nothing', async () => {
+    const category = freshCategory();
+    await expectDomainError(as(admin).products.create(input({ category, price: -1 })), 'UNPROCESSABLE_CONTENT', 'validation-error');
+    expect((await as(null).products.list({ category })).data).toEqual([]);
+  });
+});
+
+describe('products.get and products.list are public', () => {
+  it('get answers the product to a caller without credentials', async () => {
+    const product = await as(admin).products.create(input());
+    expect(await as(null).products.get({ id: product.id })).toEqual(product);
+  });
+
+  it('get of an unknown id is NOT_FOUND with slug not-found', async () => {
+    await expectDomainError(as(null).products.get({ id: 2_000_000_000 }), 'NOT_FOUND', 'not-found');
+  });
+
+  it('list defaults to page 1, limit 20 and filters by exact category', async () => {
+    const category = freshCategory();
+    const a = await as(admin).products.create(input({ category }));
+    const b = await as(admin).products.create(input({ category }));
+    await as(admin).products.create(input({ category: `${category}x` }));
+    const page = await as(null).products.list({ category });
+    expect(page).toEqual({ data: [a, b], page: 1, limit: 20, has_more: false });
+  });
+
+  it('list sorts and pages', async () => {
+    const category = freshCategory();
+    const cheap = await as(admin).products.create(input({ category, price: 1 }));
+    const dear = await as(admin).products.create(input({ category, price: 3 }));
+    const middle = await as(admin).products.create(input({ category, price: 2 }));
+    const first = await as(null).products.list({ category, sort: '-price', limit: 2 });
+    expect(first).toMatchObject({ page: 1, limit: 2, has_more: true });
+    expect(first.data.map((p) => p.id)).toEqual([dear.id, middle.id]);
+    const second = await as(null).products.list({ category, sort: '-price', limit: 2, page: 2 });
+    expect(second).toMatchObject({ page: 2, limit: 2, has_more: false });
+    expect(second.data.map((p) => p.id)).toEqual([cheap.id]);
+  });
+});
+
+describe('products.replace replaces the whole product', () => {
+  it('answers the replaced product; an omitted description becomes null', async () => {
+    const product = await as(admin).products.create(input({ description: 'old' }));
+    const { sku, name, category, currency, stock } = product;
+    const replaced = await as(admin).products.replace({ id: product.id, sku, name: `${name} v2`, category, price: 5, currency, stock });
+    expect(replaced).toMatchObject({ id: product.id, name: `${name} v2`, price: 5, description: null, created_at: product.created_at });
+    expect(await as(null).products.get({ id: product.id })).toEqual(replaced);
+  });
+
+  it('read-only created_at and updated_at sent back are ignored (GET-modify-PUT)', async () => {
+    const product = await as(admin).products.create(input());
+    const replaced = await as(admin).products.replace({ ...product, created_at: '1999-01-01T00:00:00.000Z', name: 'Changed' });
+    expect(replaced).toMatchObject({ id: product.id, name: 'Changed', created_at: product.created_at });
+  });
+
+  it('repeating a replace changes nothing, not even updated_at', async () => {
+    const product = await as(admin).products.create(input());
+    const first = await as(admin).products.replace({ ...product, price: 42 });
+    const second = await as(admin).products.replace({ ...product, price: 42 });
+    expect(second).toEqual(first);
+  });
+
+  it('replacing an unknown id is NOT_FOUND', async () => {
+    await expectDomainError(as(admin).products.replace({ ...input(), id: 2_000_000_000 }), 'NOT_FOUND', 'not-found');
+  });
+
+  it('taking another product\'s sku is CONFLICT duplicate-resource and changes nothing', async () => {
+    const a = await as(admin).products.create(input());
+    const b = await as(admin).products.create(input());
+    await expectDomainError(as(admin).products.replace({ ...b, sku: a.sku }), 'CONFLICT', 'duplicate-resource');
+    expect(await as(null).products.get({ id: b.id })).toEqual(b);
+  });
+
+  it('a stale If-Match precondition is PRECONDITION_FAILED and changes nothing; the current tag succeeds', async () => {
+    const product = await as(admin).products.create(input());
+    const stale = entityTag(product);
+    const moved = await as(admin).products.replace({ ...product, price: 77 });
+    await expectDomainError(
+      as(admin, { ifMatch: [stale] }).products.replace({ ...product, price: 78 }),
+      'PRECONDITION_FAILED',
+      'precondition-failed',
+    );
+    expect(await as(null).products.get({ id: product.id })).toEqual(moved);
+    const next = await as(admin, { ifMatch: [entityTag(moved)] }).products.replace({ ...product, price: 79 });
+    expect(next.price).toBe(79);
+  });
+});
+
+describe('products.delete archives: get is then gone, it leaves listings, a repeated delete is not-found', () => {
+  it('delete resolves, get becomes NOT_FOUND with slug gone, and a second delete has slug not-found', async () => {
+    const category = freshCategory();
+    const product = await as(admin).products.create(input({ category }));
+    await expect(as(admin).products.delete({ id: product.id })).resolves.toBeUndefined();
+    await expectDomainError(as(null).products.get({ id: product.id }), 'NOT_FOUND', 'gone');
+    expect((await as(null).products.list({ category })).data).toEqual([]);
+    await expectDomainError(as(admin).products.delete({ id: product.id }), 'NOT_FOUND', 'not-found');
+  });
+
+  it('replacing an archived product does not bring it back', async () => {
+    const product = await as(admin).products.create(input());
+    await as(admin).products.delete({ id: product.id });
+    const error: unknown = await as(admin)
+      .products.replace({ ...product, name: 'Back?' })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(TRPCError);
+    await expectDomainError(as(null).products.get({ id: product.id }), 'NOT_FOUND', 'gone');
+  });
+
+  it('a stale If-Match on delete is PRECONDITION_FAILED and the product stays', async () => {
+    const product = await as(admin).products.create(input());
+    await expectDomainError(as(admin, { ifMatch: ['"stale"'] }).products.delete({ id: product.id }), 'PRECONDITION_FAILED', 'precondition-failed');
+    expect(await as(null).products.get({ id: product.id })).toEqual(product);
+  });
+});
