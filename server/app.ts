@@ -62,6 +62,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors the router raises before any route (undecodable URL, over-long parameter).
+    frameworkErrors: (error, request, reply) => handleError(error, request, reply),
   });
 
   let shuttingDown = false;

@@ -90,6 +90,12 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
     for (const [code, list] of [...byStatus].sort(([a], [b]) => a - b)) responses[String(code)] = problemResponse(list);
     operation.responses = responses;
 
+    if (route.method === 'PUT') {
+      // GET-modify-PUT: the path carries the id, and the body may carry it back (ignored).
+      const body = (operation.requestBody as { content?: Record<string, { schema?: Json }> } | undefined)?.content?.['application/json']?.schema;
+      const properties = body?.properties as Json | undefined;
+      if (properties) properties.id = { description: 'Read-only; ignored (the path names the resource).' };
+    }
     if (route.rest.patch) {
       operation.requestBody = {
         required: true,
@@ -121,8 +127,12 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
     }
   }
 
+  // trpc-to-openapi's own error shapes describe nothing this service answers.
+  const generatedSchemas = Object.fromEntries(
+    Object.entries((doc.components.schemas as Json | undefined) ?? {}).filter(([name]) => !name.startsWith('error.')),
+  );
   doc.components.schemas = {
-    ...((doc.components.schemas as Json | undefined) ?? {}),
+    ...generatedSchemas,
     Problem: {
       type: 'object',
       description: 'RFC 9457 problem details.',
@@ -156,6 +166,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
       summary: 'Health check (GET /api/health)',
       responses: {
         '200': { description: 'Healthy.', content: { 'application/json': { schema: healthSchema } } },
+        '406': problemResponse(['not-acceptable']),
         '503': { description: 'The database does not answer.', content: { 'application/json': { schema: healthSchema } } },
       },
     },

@@ -14,6 +14,7 @@ const fastifyCodes: Record<string, [ProblemSlug, string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: ['malformed-request', 'The body is not valid JSON.'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['malformed-request', 'The Content-Length header does not match the body.'],
   FST_ERR_BAD_URL: ['malformed-request', 'The request URL is malformed.'],
+  FST_ERR_MAX_PARAM_LENGTH: ['malformed-request', 'A path parameter is too long.'],
   FST_ERR_ASYNC_CONSTRAINT: ['malformed-request', 'The request could not be routed.'],
 };
 
@@ -70,7 +71,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
 
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const domain = asDomainError(error);
-  const accepts = request.routeOptions.config?.accepts;
+  const accepts = request.routeOptions?.config?.accepts;
   if (domain.slug === 'unsupported-media-type' && accepts && Object.keys(domain.headers).length === 0) {
     domain.headers[request.method === 'PATCH' ? 'accept-patch' : 'accept-post'] = accepts;
   }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
+import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../server/db/client.ts';
-import { TEMPLATE_DATABASE, withDatabase } from './postgres-url.ts';
+import { withDatabase } from './postgres-url.ts';
 
 export const testDbKind: 'pglite' | 'postgres' = process.env.TEST_DB === 'postgres' ? 'postgres' : 'pglite';
 export const onPostgres = testDbKind === 'postgres';
@@ -14,9 +15,10 @@ export async function createTestDatabase(): Promise<Database> {
   if (!onPostgres) return openDatabase({ url: 'memory://', dataDir: '' });
   const url = process.env.TEST_DATABASE_URL;
   if (!url) throw new Error('TEST_DATABASE_URL is not set');
-  const name = `order_service_t_${randomBytes(6).toString('hex')}`;
+  const template = inject('postgresTemplate');
+  const name = `${template}_${randomBytes(6).toString('hex')}`;
   const admin = postgres(url, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name} template ${TEMPLATE_DATABASE}`);
+  await admin.unsafe(`create database ${name} template ${template}`);
   await admin.end();
   const database = await openDatabase({ url: withDatabase(url, name), dataDir: '', poolSize: 20 });
   return {
