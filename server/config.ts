@@ -65,31 +65,25 @@ export class ConfigError extends Error {
 
 /** Reads and validates the environment. Throws ConfigError listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = EnvSchema.safeParse(
-    Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== '')),
-  );
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
-  }
-  const e = parsed.data;
-  const problems: string[] = [];
-  if ((e.ADMIN_EMAIL === undefined) !== (e.ADMIN_PASSWORD === undefined)) {
-    problems.push('ADMIN_EMAIL and ADMIN_PASSWORD: set both or neither');
-  }
-  if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
-    problems.push('JWT_SECRET: required in production (at least 32 bytes)');
-  }
-  if ((e.TLS_CERT_FILE === undefined) !== (e.TLS_KEY_FILE === undefined)) {
-    problems.push('TLS_CERT_FILE and TLS_KEY_FILE: set both or neither');
-  }
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = EnvSchema.safeParse(present);
+  const problems = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  // Rules between variables are checked on the raw values too, so one run names every problem.
+  const has = (name: string) => present[name] !== undefined;
+  const production = present.NODE_ENV === 'production';
+  if (has('ADMIN_EMAIL') !== has('ADMIN_PASSWORD')) problems.push('ADMIN_EMAIL and ADMIN_PASSWORD: set both or neither');
+  if (has('TLS_CERT_FILE') !== has('TLS_KEY_FILE')) problems.push('TLS_CERT_FILE and TLS_KEY_FILE: set both or neither');
   for (const name of ['TLS_CERT_FILE', 'TLS_KEY_FILE'] as const) {
-    const file = e[name];
+    const file = present[name];
     if (file !== undefined && !existsSync(file)) problems.push(`${name}: no such file ${file}`);
   }
-  if (e.NODE_ENV === 'production' && !e.TRUST_PROXY && !e.TLS_CERT_FILE) {
+  if (production && !has('JWT_SECRET')) problems.push('JWT_SECRET: required in production (at least 32 bytes)');
+  const trustsProxy = ['true', '1', 'yes'].includes(String(present.TRUST_PROXY));
+  if (production && !trustsProxy && !has('TLS_CERT_FILE')) {
     problems.push('TRUST_PROXY: production refuses plain HTTP; set TLS_CERT_FILE/TLS_KEY_FILE, or TRUST_PROXY=true behind a TLS-terminating proxy');
   }
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  const e = parsed.data;
 
   const secret = e.JWT_SECRET ?? developmentSecret(e.DATA_DIR, e.DATABASE_URL === 'memory://');
   return {

@@ -18,14 +18,16 @@ export async function hashPassword(password: string): Promise<string> {
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
+  const [scheme, n, r, p, salt, hash, ...rest] = stored.split('$');
+  if (scheme !== 'scrypt' || !n || !r || !p || !salt || !hash || rest.length > 0) return false;
+  const params = { N: Number(n), r: Number(r), p: Number(p), maxmem: PARAMS.maxmem };
+  if (![params.N, params.r, params.p].every((v) => Number.isSafeInteger(v) && v > 0)) return false;
   const expected = Buffer.from(hash, 'base64url');
-  const key = await derive(password, Buffer.from(salt, 'base64url'), {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-    maxmem: PARAMS.maxmem,
-  });
-  return key.length === expected.length && timingSafeEqual(key, expected);
+  try {
+    const key = await derive(password, Buffer.from(salt, 'base64url'), params);
+    return key.length === expected.length && timingSafeEqual(key, expected);
+  } catch {
+    // A corrupted stored hash (impossible cost, memory beyond the limit) never verifies.
+    return false;
+  }
 }

@@ -1,0 +1,235 @@
+import { randomUUID } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
+import { SignJWT, type JWTPayload } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
+import { productInput } from '../helpers/factories.ts';
+
+let t: TestApp;
+let customer: TestUser;
+beforeAll(async () => {
+  t = await createTestApp();
+  customer = await t.createUser('customer');
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const PROTECTED = '/api/v1/users';
+const PUBLIC = '/api/v1/products';
+const now = () => Math.floor(Date.now() / 1000);
+const secretKey = (secret: string) => new TextEncoder().encode(secret);
+
+interface SignOptions {
+  alg?: string;
+  secret?: string;
+  iss?: string;
+  aud?: string;
+  /** Seconds since the epoch; `null` leaves the claim out. */
+  exp?: number | null;
+}
+
+/** A token minted outside the service with jose; by default exactly what the service accepts. */
+async function signToken(claims: JWTPayload, options: SignOptions = {}): Promise<string> {
+  let jwt = new SignJWT({ name: 'Outside', ...claims })
+    .setProtectedHeader({ alg: options.alg ?? 'HS256', typ: 'JWT' })
+    .setIssuer(options.iss ?? TEST_JWT.issuer)
+    .setAudience(options.aud ?? TEST_JWT.audience)
+    .setIssuedAt(now() - 10)
+    .setJti(randomUUID());
+  const exp = options.exp === undefined ? now() + 600 : options.exp;
+  if (exp !== null) jwt = jwt.setExpirationTime(exp);
+  return jwt.sign(secretKey(options.secret ?? TEST_JWT.secret));
+}
+
+const adminClaims = (): JWTPayload => ({ sub: String(t.admin.id), role: 'admin' });
+
+/** `alg: none`: header and payload, empty signature. */
+function unsignedToken(claims: JWTPayload): string {
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return `${part({ alg: 'none', typ: 'JWT' })}.${part(claims)}.`;
+}
+
+function expectUnauthorized(res: LightMyRequestResponse): void {
+  expect(res.statusCode).toBe(401);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(res.headers['cache-control']).toBe('no-store');
+  expect(res.headers['www-authenticate']).toMatch(/^Bearer\b/);
+  expect(res.json()).toMatchObject({ type: '/problems/unauthorized', status: 401 });
+}
+
+function expectInvalidToken(res: LightMyRequestResponse): void {
+  expectUnauthorized(res);
+  expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
+}
+
+const getWith = (url: string, authorization: string) => t.request({ method: 'GET', url, headers: { authorization } });
+
+describe('absent credentials on a protected route are 401 with a Bearer challenge', () => {
+  it('no Authorization header: 401, WWW-Authenticate starts with Bearer', async () => {
+    expectUnauthorized(await t.request({ method: 'GET', url: PROTECTED }));
+  });
+
+  it('the problem names the request path and echoes the request id', async () => {
+    const res = await t.request({ method: 'GET', url: PROTECTED, headers: { 'x-request-id': 'auth-test-1' } });
+    expect(res.json()).toMatchObject({ instance: PROTECTED, request_id: 'auth-test-1' });
+    expect(res.headers['x-request-id']).toBe('auth-test-1');
+  });
+
+  it('a public route needs no token', async () => {
+    const res = await t.request({ method: 'GET', url: PUBLIC });
+    expect(res.statusCode).toBe(200);
+  });
+});
+
+describe('only the Bearer scheme is accepted', () => {
+  it('Authorization: Basic ... is 401', async () => {
+    const basic = `Basic ${Buffer.from(`${t.admin.email}:correct-horse-battery`).toString('base64')}`;
+    expectUnauthorized(await getWith(PROTECTED, basic));
+  });
+
+  it('"Bearer" with no token is 401', async () => {
+    expectUnauthorized(await getWith(PROTECTED, 'Bearer '));
+  });
+
+  it('the scheme name is case-insensitive (RFC 9110): "bearer <token>" works', async () => {
+    const res = await getWith(PROTECTED, `bearer ${t.admin.token}`);
+    expect(res.statusCode).toBe(200);
+  });
+});
+
+describe('an invalid access token is 401 with error="invalid_token"', () => {
+  it('a garbage token', async () => {
+    expectInvalidToken(await getWith(PROTECTED, 'Bearer not-a-jwt'));
+  });
+
+  it('a token of three garbage segments', async () => {
+    expectInvalidToken(await getWith(PROTECTED, 'Bearer aaaa.bbbb.cccc'));
+  });
+
+  it('an expired token (exp in the past)', async () => {
+    const token = await signToken(adminClaims(), { exp: now() - 60 });
+    expectInvalidToken(await getWith(PROTECTED, `Bearer ${token}`));
+  });
+
+  it('a token without exp', async () => {
+    const token = await signToken(adminClaims(), { exp: null });
+    expectInvalidToken(await getWith(PROTECTED, `Bearer ${token}`));
+  });
+
+  it('an unsigned token (alg: none)', async () => {
+    const token = unsignedToken({ ...adminClaims(), iss: TEST_JWT.issuer, aud: TEST_JWT.audience, iat: now(), exp: now() + 600 });
+    expectInvalidToken(await getWith(PROTECTED, `Bearer ${token}`));
+  });
+
+  it('a token signed with another algorithm (HS512) and the right secret', async () => {
+    const token = await signToken(adminClaims(), { alg: 'HS512' });
+    expectInvalidToken(await getWith(PROTECTED, `Bearer ${token}`));
+  });
+
+  it('a token signed with the wrong secret', async () => {
+    const token = await signToken(adminClaims(), { secret: 'another-secret-that-is-also-32-bytes-long' });
+    expectInvalidToken(await getWith(PROTECTED, `Bearer ${token}`));
+  });
+
+  it('a token whose signature was tampered with', async () => {
+    const [header, payload] = t.admin.token.split('.');
+    const forged = Buffer.from(JSON.stringify({ ...adminClaims(), sub: String(customer.id) })).toString('base64url');
+    expect(payload).not.toBe(forged);
+    expectInvalidToken(await getWith(PROTECTED, `Bearer ${header}.${forged}.${t.admin.token.split('.')[2]}`));
+  });
+
+  it('a token with the wrong issuer', async () => {
+    const token = await signToken(adminClaims(), { iss: 'someone-else' });
+    expectInvalidToken(await getWith(PROTECTED, `Bearer ${token}`));
+  });
+
+  it('a token with the wrong audience', async () => {
+    const token = await signToken(adminClaims(), { aud: 'another-api' });
+    expectInvalidToken(await getWith(PROTECTED, `Bearer ${token}`));
+  });
+});
+
+describe('tokens minted elsewhere with the same secret, issuer and audience are accepted', () => {
+  it('an admin token signed by jose outside the service lists users', async () => {
+    const token = await signToken(adminClaims());
+    const res = await getWith(PROTECTED, `Bearer ${token}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ page: 1 });
+  });
+
+  it('a customer token signed outside the service reads that customer', async () => {
+    const token = await signToken({ sub: String(customer.id), role: 'customer' });
+    const res = await getWith(`/api/v1/users/${customer.id}`, `Bearer ${token}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ id: customer.id });
+  });
+});
+
+describe('an invalid token is 401 on a public route too', () => {
+  it('garbage token on GET /products', async () => {
+    expectInvalidToken(await getWith(PUBLIC, 'Bearer not-a-jwt'));
+  });
+
+  it('expired token on GET /products', async () => {
+    const token = await signToken(adminClaims(), { exp: now() - 60 });
+    expectInvalidToken(await getWith(PUBLIC, `Bearer ${token}`));
+  });
+
+  it('Basic credentials on GET /products', async () => {
+    expectUnauthorized(await getWith(PUBLIC, 'Basic dXNlcjpwYXNz'));
+  });
+
+  it('a valid token on GET /products is fine', async () => {
+    const res = await getWith(PUBLIC, `Bearer ${customer.token}`);
+    expect(res.statusCode).toBe(200);
+  });
+});
+
+describe('a known caller without the right is 403', () => {
+  it('a customer may not create a product', async () => {
+    const res = await t.request({ method: 'POST', url: PUBLIC, payload: productInput(), token: customer.token });
+    expect(res.statusCode).toBe(403);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json()).toMatchObject({ type: '/problems/forbidden', status: 403 });
+  });
+
+  it('a service client without products:write may not create a product', async () => {
+    const token = await t.serviceToken(['orders:read']);
+    const res = await t.request({ method: 'POST', url: PUBLIC, payload: productInput(), token });
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toMatchObject({ type: '/problems/forbidden' });
+  });
+
+  it('a service client with products:write may create a product', async () => {
+    const token = await t.serviceToken(['products:write']);
+    const res = await t.request({ method: 'POST', url: PUBLIC, payload: productInput(), token });
+    expect(res.statusCode).toBe(201);
+  });
+
+  it('an admin may create a product', async () => {
+    const res = await t.request({ method: 'POST', url: PUBLIC, payload: productInput(), token: t.admin.token });
+    expect(res.statusCode).toBe(201);
+  });
+});
+
+describe('the tRPC endpoint applies the same authentication', () => {
+  it('no token on a protected procedure is UNAUTHORIZED with the unauthorized problem', async () => {
+    const res = await t.request({ method: 'GET', url: '/trpc/users.list' });
+    expect(res.statusCode).toBe(401);
+    const body = res.json() as { error: { data: { problem: { type: string } } } };
+    expect(body.error.data.problem.type).toBe('/problems/unauthorized');
+  });
+
+  it('an invalid token is 401 on tRPC too', async () => {
+    const token = await signToken(adminClaims(), { exp: now() - 60 });
+    const res = await t.request({ method: 'GET', url: '/trpc/products.list', headers: { authorization: `Bearer ${token}` } });
+    expect(res.statusCode).toBe(401);
+  });
+
+  it('a valid token calls a protected procedure', async () => {
+    const res = await t.request({ method: 'GET', url: `/trpc/users.list?input=${encodeURIComponent('{}')}`, token: t.admin.token });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ result: { data: { page: 1 } } });
+  });
+});

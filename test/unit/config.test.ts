@@ -1,0 +1,227 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, type Config } from '../../server/config.ts';
+
+const SECRET = 'a-jwt-secret-that-is-at-least-32-bytes';
+let scratch: string;
+let dirs = 0;
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'order-service-config-'));
+});
+afterAll(() => {
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+/** A data directory of its own, so no test writes into the repository or sees another's files. */
+function freshDataDir(): string {
+  dirs += 1;
+  return join(scratch, `data-${dirs}`);
+}
+
+function load(env: Record<string, string>): Config {
+  return loadConfig({ DATA_DIR: freshDataDir(), ...env });
+}
+
+/** The problems of the ConfigError that `env` causes (fails the test when it loads). */
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    load(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    const configError = error as ConfigError;
+    expect(configError.message).toContain('Invalid configuration');
+    return configError.problems;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(env)}`);
+}
+
+const naming = (problems: string[], variable: string) => problems.some((p) => p.includes(variable));
+
+describe('defaults: 127.0.0.1:3000, issuer order-service, audience order-service-api, 15-minute tokens', () => {
+  it('an empty environment (but DATA_DIR) gives the documented defaults', () => {
+    const config = load({});
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.port).toBe(3000);
+    expect(config.env).toBe('development');
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.jwt).toMatchObject({ issuer: 'order-service', audience: 'order-service-api', accessTokenTtlSeconds: 900 });
+    expect(config.bodyLimit).toBe(1024 * 1024);
+    expect(config.rateLimit).toEqual({ max: 600, window: '1 minute' });
+    expect(config.trustProxy).toBe(false);
+    expect(config.admin).toBeUndefined();
+    expect(config.tls).toBeUndefined();
+  });
+
+  it('HOST and PORT are read from the environment', () => {
+    const config = load({ HOST: '0.0.0.0', PORT: '8080', JWT_SECRET: SECRET });
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.port).toBe(8080);
+  });
+
+  it('an empty variable counts as unset', () => {
+    expect(load({ PORT: '', HOST: '', JWT_SECRET: SECRET }).port).toBe(3000);
+  });
+
+  it('JWT_SECRET, issuer and audience are taken as given', () => {
+    const config = load({ JWT_SECRET: SECRET, JWT_ISSUER: 'me', JWT_AUDIENCE: 'you', ACCESS_TOKEN_TTL_SECONDS: '60' });
+    expect(config.jwt).toEqual({ secret: SECRET, issuer: 'me', audience: 'you', accessTokenTtlSeconds: 60 });
+  });
+
+  it('ADMIN_EMAIL with ADMIN_PASSWORD gives the bootstrap admin', () => {
+    const config = load({ ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'root-password', JWT_SECRET: SECRET });
+    expect(config.admin).toEqual({ email: 'root@example.com', password: 'root-password' });
+  });
+});
+
+describe('PORT must be a port number (ConfigError naming PORT)', () => {
+  it.each(['abc', '70000', '-1', '3000.5'])('PORT=%s is refused', (value) => {
+    const problems = problemsOf({ PORT: value, JWT_SECRET: SECRET });
+    expect(naming(problems, 'PORT')).toBe(true);
+  });
+});
+
+describe('JWT_SECRET must be at least 32 bytes', () => {
+  it('a 31-character secret is refused naming JWT_SECRET', () => {
+    const problems = problemsOf({ JWT_SECRET: 's'.repeat(31) });
+    expect(naming(problems, 'JWT_SECRET')).toBe(true);
+  });
+
+  it('a 32-character secret is accepted', () => {
+    expect(load({ JWT_SECRET: 's'.repeat(32) }).jwt.secret).toBe('s'.repeat(32));
+  });
+});
+
+describe('DATABASE_URL: postgres://, postgresql:// or memory:// (absent: embedded PGlite under DATA_DIR)', () => {
+  it('mysql://x is refused naming DATABASE_URL', () => {
+    const problems = problemsOf({ DATABASE_URL: 'mysql://x', JWT_SECRET: SECRET });
+    expect(naming(problems, 'DATABASE_URL')).toBe(true);
+  });
+
+  it.each(['postgres://u:p@localhost:5432/db', 'postgresql://localhost/db', 'memory://'])('%s is accepted', (url) => {
+    expect(load({ DATABASE_URL: url, JWT_SECRET: SECRET }).databaseUrl).toBe(url);
+  });
+
+  it('DATA_DIR is resolved to an absolute path', () => {
+    const dataDir = freshDataDir();
+    expect(loadConfig({ DATA_DIR: dataDir, JWT_SECRET: SECRET }).dataDir).toBe(dataDir);
+  });
+});
+
+describe('ADMIN_EMAIL and ADMIN_PASSWORD: both or neither', () => {
+  it('ADMIN_EMAIL without ADMIN_PASSWORD is refused', () => {
+    const problems = problemsOf({ ADMIN_EMAIL: 'root@example.com', JWT_SECRET: SECRET });
+    expect(naming(problems, 'ADMIN_PASSWORD')).toBe(true);
+  });
+
+  it('ADMIN_PASSWORD without ADMIN_EMAIL is refused', () => {
+    const problems = problemsOf({ ADMIN_PASSWORD: 'root-password', JWT_SECRET: SECRET });
+    expect(naming(problems, 'ADMIN_EMAIL')).toBe(true);
+  });
+
+  it('an ADMIN_EMAIL that is not an email is refused naming ADMIN_EMAIL', () => {
+    const problems = problemsOf({ ADMIN_EMAIL: 'root', ADMIN_PASSWORD: 'root-password', JWT_SECRET: SECRET });
+    expect(naming(problems, 'ADMIN_EMAIL')).toBe(true);
+  });
+
+  it('an ADMIN_PASSWORD shorter than a user password may be (8) is refused', () => {
+    const problems = problemsOf({ ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'short77', JWT_SECRET: SECRET });
+    expect(naming(problems, 'ADMIN_PASSWORD')).toBe(true);
+  });
+});
+
+describe('production refuses a missing JWT_SECRET and plain HTTP without TRUST_PROXY', () => {
+  it('NODE_ENV=production without JWT_SECRET is refused naming JWT_SECRET', () => {
+    const problems = problemsOf({ NODE_ENV: 'production', TRUST_PROXY: 'true' });
+    expect(naming(problems, 'JWT_SECRET')).toBe(true);
+  });
+
+  it('NODE_ENV=production with a short JWT_SECRET is refused', () => {
+    const problems = problemsOf({ NODE_ENV: 'production', TRUST_PROXY: 'true', JWT_SECRET: 'short' });
+    expect(naming(problems, 'JWT_SECRET')).toBe(true);
+  });
+
+  it('NODE_ENV=production on plain HTTP without TRUST_PROXY is refused', () => {
+    const problems = problemsOf({ NODE_ENV: 'production', JWT_SECRET: SECRET });
+    expect(naming(problems, 'TRUST_PROXY')).toBe(true);
+  });
+
+  it('NODE_ENV=production behind a TLS proxy with a secret starts, and writes no secret file', () => {
+    const dataDir = freshDataDir();
+    const config = loadConfig({ NODE_ENV: 'production', TRUST_PROXY: 'true', JWT_SECRET: SECRET, DATA_DIR: dataDir });
+    expect(config).toMatchObject({ env: 'production', trustProxy: true, jwt: { secret: SECRET } });
+    expect(existsSync(join(dataDir, 'jwt-secret'))).toBe(false);
+  });
+});
+
+describe('TLS_CERT_FILE and TLS_KEY_FILE: both or neither, and the files must exist', () => {
+  it('TLS_CERT_FILE without TLS_KEY_FILE is refused', () => {
+    const cert = join(scratch, 'cert.pem');
+    writeFileSync(cert, 'not really a certificate');
+    const problems = problemsOf({ TLS_CERT_FILE: cert, JWT_SECRET: SECRET });
+    expect(naming(problems, 'TLS_KEY_FILE')).toBe(true);
+  });
+
+  it('a TLS file that does not exist is refused naming it', () => {
+    const problems = problemsOf({ TLS_CERT_FILE: join(scratch, 'missing-cert.pem'), TLS_KEY_FILE: join(scratch, 'missing-key.pem'), JWT_SECRET: SECRET });
+    expect(naming(problems, 'TLS_CERT_FILE')).toBe(true);
+    expect(naming(problems, 'TLS_KEY_FILE')).toBe(true);
+  });
+
+  it('both files present are read into the config', () => {
+    const cert = join(scratch, 'both-cert.pem');
+    const key = join(scratch, 'both-key.pem');
+    writeFileSync(cert, 'CERT');
+    writeFileSync(key, 'KEY');
+    expect(load({ TLS_CERT_FILE: cert, TLS_KEY_FILE: key, JWT_SECRET: SECRET }).tls).toEqual({ cert: 'CERT', key: 'KEY' });
+  });
+});
+
+describe('several bad variables are all listed at once', () => {
+  it('PORT, JWT_SECRET and DATABASE_URL wrong together: each is named', () => {
+    const problems = problemsOf({ PORT: 'abc', JWT_SECRET: 'short', DATABASE_URL: 'mysql://x' });
+    expect(naming(problems, 'PORT')).toBe(true);
+    expect(naming(problems, 'JWT_SECRET')).toBe(true);
+    expect(naming(problems, 'DATABASE_URL')).toBe(true);
+    expect(problems.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('a bad value and a missing partner variable together: both are named', () => {
+    const problems = problemsOf({ PORT: '70000', ADMIN_EMAIL: 'root@example.com', JWT_SECRET: SECRET });
+    expect(naming(problems, 'PORT')).toBe(true);
+    expect(naming(problems, 'ADMIN_PASSWORD')).toBe(true);
+  });
+
+  it('the error message lists every problem', () => {
+    try {
+      load({ PORT: 'abc', DATABASE_URL: 'mysql://x' });
+      expect.unreachable('loadConfig should have thrown');
+    } catch (error) {
+      const message = (error as Error).message;
+      expect(message).toContain('PORT');
+      expect(message).toContain('DATABASE_URL');
+    }
+  });
+});
+
+describe('in development without JWT_SECRET a secret is created under DATA_DIR and kept', () => {
+  it('the generated secret is at least 32 bytes, stored under DATA_DIR, and the same on the next start', () => {
+    const dataDir = freshDataDir();
+    const first = loadConfig({ NODE_ENV: 'development', DATA_DIR: dataDir });
+    expect(first.jwt.secret.length).toBeGreaterThanOrEqual(32);
+    const file = join(dataDir, 'jwt-secret');
+    expect(readFileSync(file, 'utf8').trim()).toBe(first.jwt.secret);
+    const second = loadConfig({ NODE_ENV: 'development', DATA_DIR: dataDir });
+    expect(second.jwt.secret).toBe(first.jwt.secret);
+  });
+
+  it('with DATABASE_URL=memory:// the secret is ephemeral and nothing is written', () => {
+    const dataDir = freshDataDir();
+    const a = loadConfig({ DATABASE_URL: 'memory://', DATA_DIR: dataDir });
+    const b = loadConfig({ DATABASE_URL: 'memory://', DATA_DIR: dataDir });
+    expect(a.jwt.secret.length).toBeGreaterThanOrEqual(32);
+    expect(a.jwt.secret).not.toBe(b.jwt.secret);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+});
