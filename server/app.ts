@@ -55,6 +55,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.tls ? { https: options.tls } : {}),
     logger: options.logger ?? false,
+    // One line per request, written on response (below), instead of Fastify's two.
+    disableRequestLogging: true,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     trustProxy: options.trustProxy ?? false,
     genReqId: (request) => {
@@ -86,6 +88,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (request.routeOptions.config.api && !acceptsJson(request.headers.accept)) {
       throw new DomainError('not-acceptable', 'This API answers only application/json (and application/problem+json).');
     }
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
   });
   app.setErrorHandler((error, request, reply) => handleError(error, request, reply));
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new DomainError('not-found', `No resource at ${request.url.split('?')[0]}.`)));

@@ -1,12 +1,13 @@
 /**
  * PATCH documents, applied with well-kept libraries: RFC 7396 merge patch (json-merge-patch) and
- * RFC 6902 JSON Patch (fast-json-patch). The result is validated by the same schema as PUT.
+ * RFC 6902 JSON Patch (fast-json-patch). The result is validated by the same schema as PUT, with
+ * the order's required fields still required (a patch may not null or remove them).
  */
 import jsonPatch from 'fast-json-patch';
 import mergePatch from 'json-merge-patch';
 import { DomainError } from '../../errors/problems.ts';
 import { validationError } from '../../errors/zod-errors.ts';
-import { OrderDocument, type OrderPatch } from './orders.schemas.ts';
+import { PatchedOrderDocument, type OrderDocument, type OrderPatch } from './orders.schemas.ts';
 
 /** A path that does not exist or a failed `test` conflicts with the current state (409). */
 const CONFLICTS = new Set([
@@ -17,31 +18,72 @@ const CONFLICTS = new Set([
   'OPERATION_VALUE_OUT_OF_BOUNDS',
 ]);
 
-function applyJsonPatch(target: unknown, document: unknown): unknown {
-  if (!Array.isArray(document)) {
-    throw new DomainError('malformed-request', 'A JSON Patch document must be an array of operations.');
+/**
+ * A deep copy whose objects have no prototype: `/constructor` or `/toString` must not resolve
+ * to inherited members, they name paths that do not exist.
+ */
+function bare(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(bare);
+  if (value && typeof value === 'object') {
+    const copy: Record<string, unknown> = Object.create(null);
+    for (const [key, member] of Object.entries(value)) copy[key] = bare(member);
+    return copy;
   }
-  try {
-    return jsonPatch.applyPatch(target, document as jsonPatch.Operation[], true, false).newDocument;
-  } catch (error) {
-    if (error instanceof jsonPatch.JsonPatchError) {
-      const index = typeof error.index === 'number' ? error.index : undefined;
-      const where = index === undefined ? '' : ` (operation ${index})`;
-      const field = index === undefined ? '(body)' : String(index);
-      if (CONFLICTS.has(error.name)) {
-        const detail = error.name === 'TEST_OPERATION_FAILED' ? `A test operation failed${where}.` : `The patch names a path that does not exist${where}.`;
-        return conflict(detail, field);
-      }
-      throw new DomainError('malformed-request', `The JSON Patch document is malformed${where}: ${error.name.toLowerCase().replace(/_/g, ' ')}.`, {
-        errors: [{ field, message: error.name.toLowerCase().replace(/_/g, ' ') }],
-      });
-    }
-    throw error;
-  }
+  return value;
 }
 
-function conflict(detail: string, field: string): never {
-  throw new DomainError('conflict', detail, { errors: [{ field, message: detail }] });
+function pointerExists(document: unknown, pointer: string): boolean {
+  if (pointer === '') return true;
+  if (!pointer.startsWith('/')) return false;
+  let current = document;
+  for (const raw of pointer.slice(1).split('/')) {
+    const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(current)) {
+      if (!/^(0|[1-9]\d*)$/.test(token) || Number(token) >= current.length) return false;
+      current = current[Number(token)];
+    } else if (current && typeof current === 'object' && Object.hasOwn(current, token)) {
+      current = (current as Record<string, unknown>)[token];
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+const conflict = (detail: string, index: number) =>
+  new DomainError('conflict', detail, { errors: [{ field: String(index), message: detail }] });
+
+const malformed = (detail: string, index?: number) =>
+  new DomainError('malformed-request', detail, index === undefined ? {} : { errors: [{ field: String(index), message: detail }] });
+
+function applyJsonPatch(target: unknown, document: unknown): unknown {
+  if (!Array.isArray(document)) throw malformed('A JSON Patch document must be an array of operations.');
+  let current = bare(target);
+  for (const [index, operation] of (document as unknown[]).entries()) {
+    const invalid = jsonPatch.validate([operation as jsonPatch.Operation]);
+    if (invalid) throw malformed(`Operation ${index} is malformed: ${invalid.name.toLowerCase().replace(/_/g, ' ')}.`, index);
+    const op = operation as jsonPatch.Operation;
+    if ((op.op === 'copy' || op.op === 'move') && !pointerExists(current, op.from)) {
+      throw conflict(`Operation ${index} copies or moves from a path that does not exist.`, index);
+    }
+    const parent = op.path.slice(0, Math.max(0, op.path.lastIndexOf('/')));
+    if (op.path !== '' && (!pointerExists(current, parent) || current === null || typeof current !== 'object')) {
+      throw conflict(`Operation ${index} names a path that does not exist.`, index);
+    }
+    try {
+      current = jsonPatch.applyOperation(current, op, true, true, true, index).newDocument;
+    } catch (error) {
+      if (error instanceof jsonPatch.JsonPatchError && CONFLICTS.has(error.name)) {
+        throw conflict(
+          error.name === 'TEST_OPERATION_FAILED' ? `The test operation ${index} failed.` : `Operation ${index} names a path that does not exist.`,
+          index,
+        );
+      }
+      // Anything else the library refuses (prototype paths, moving into a child...) cannot apply.
+      throw malformed(`Operation ${index} cannot be applied to the order.`, index);
+    }
+  }
+  return current;
 }
 
 export function patcherFor(patch: Pick<OrderPatch, 'format' | 'document'>): (representation: unknown) => unknown {
@@ -50,7 +92,7 @@ export function patcherFor(patch: Pick<OrderPatch, 'format' | 'document'>): (rep
 }
 
 export function parseOrderDocument(document: unknown): OrderDocument {
-  const parsed = OrderDocument.safeParse(document);
+  const parsed = PatchedOrderDocument.safeParse(document);
   if (!parsed.success) throw validationError(parsed.error.issues);
   return parsed.data;
 }

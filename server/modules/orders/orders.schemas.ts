@@ -83,6 +83,14 @@ export const OrderDocument = z.strictObject({
 });
 export type OrderDocument = z.infer<typeof OrderDocument>;
 
+/** What a patch must leave: the required fields cannot be nulled or removed. */
+export const PatchedOrderDocument = OrderDocument.extend({
+  customer_id: Id,
+  items: z.array(OrderItemReplace).max(100),
+  currency: Currency,
+  status: StatusInput,
+});
+
 export const OrderReplace = OrderDocument.extend({ id: Id });
 export type OrderReplace = z.infer<typeof OrderReplace>;
 

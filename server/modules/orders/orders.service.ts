@@ -332,12 +332,14 @@ async function applyDocument(tx: Db, caller: Caller, order: LoadedOrder, doc: Or
   const changed = draftOnly || address !== current.address || discountCode !== current.discountCode || nextStatus !== status;
   if (!changed) return false;
 
+  // A new currency re-prices every line (and checks each product is priced in it).
+  const currencyChanged = currency !== current.currency;
   current.customerId = customerId;
   current.currency = currency;
   current.address = address;
   current.discountCode = discountCode;
-  if (itemsChanged || currency !== order.row.currency) {
-    const priced = await priceItems(tx, items, currency, order.items);
+  if (itemsChanged || currencyChanged) {
+    const priced = await priceItems(tx, items, currency, currencyChanged ? [] : order.items);
     await writeItems(tx, current.id, priced);
     order.items = await tx.select().from(orderItems).where(eq(orderItems.orderId, current.id)).orderBy(asc(orderItems.position));
   }

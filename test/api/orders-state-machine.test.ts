@@ -1,0 +1,212 @@
+/**
+ * The order state machine (CONTRACT section 3), pinned pair by pair: every (from, to) over the
+ * seven statuses through an admin PATCH, and the confirm and cancel actions from every status.
+ */
+import { eq } from 'drizzle-orm';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { orders, payments } from '../../server/db/schema.ts';
+import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { productInput } from '../helpers/factories.ts';
+
+const STATUSES = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled'] as const;
+type Status = (typeof STATUSES)[number];
+
+/** Moves that a PUT/PATCH status may make (CONTRACT section 3); the rest go through other doors or nowhere. */
+const WRITE_ALLOWED: Record<Status, Status[]> = {
+  draft: ['confirmed', 'cancelled'],
+  confirmed: ['cancelled'],
+  paid: [],
+  shipped: ['delivered'],
+  delivered: ['completed'],
+  completed: [],
+  cancelled: [],
+};
+
+interface OrderBody {
+  id: number;
+  status: string;
+  total: number;
+  _links: Record<string, { href: string; method: string }>;
+}
+interface ProblemBody {
+  type: string;
+  status: number;
+  allowed?: string[];
+}
+
+const ORDERS = '/api/v1/orders';
+
+let t: TestApp;
+let owner: TestUser;
+let productId: number;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  owner = await t.createUser('customer');
+  const res = await t.request({ method: 'POST', url: '/api/v1/products', payload: productInput({ stock: 1_000_000 }), token: t.admin.token });
+  expect(res.statusCode).toBe(201);
+  productId = res.json<{ id: number }>().id;
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+async function read(id: number): Promise<{ order: OrderBody; etag: string }> {
+  const res = await t.request({ method: 'GET', url: `${ORDERS}/${id}`, token: t.admin.token });
+  expect(res.statusCode).toBe(200);
+  return { order: res.json<OrderBody>(), etag: String(res.headers.etag) };
+}
+
+function action(id: number, name: 'confirm' | 'cancel', token = t.admin.token): Promise<LightMyRequestResponse> {
+  return t.request({ method: 'POST', url: `${ORDERS}/${id}/${name}`, token });
+}
+
+async function setStatus(id: number, status: Status): Promise<void> {
+  await t.db.update(orders).set({ status }).where(eq(orders.id, id));
+}
+
+/**
+ * An order in `status` with one item and an address: draft by POST, confirmed and cancelled by
+ * the actions, paid by a payment row (payments come later), and the later states by direct writes.
+ */
+async function makeOrder(status: Status): Promise<OrderBody> {
+  const created = await t.request({
+    method: 'POST',
+    url: ORDERS,
+    payload: { items: [{ product_id: productId, quantity: 1 }], address: '1 State St' },
+    token: owner.token,
+  });
+  expect(created.statusCode).toBe(201);
+  const order = created.json<OrderBody>();
+  if (status === 'cancelled') expect((await action(order.id, 'cancel', owner.token)).statusCode).toBe(200);
+  else if (status !== 'draft') {
+    expect((await action(order.id, 'confirm', owner.token)).statusCode).toBe(200);
+    const later: Status[] = ['paid', 'shipped', 'delivered', 'completed'];
+    if (later.includes(status)) {
+      await t.db.insert(payments).values({ orderId: order.id, amount: order.total, currency: 'USD', method: 'card' });
+      for (const next of later.slice(0, later.indexOf(status) + 1)) await setStatus(order.id, next);
+    }
+  }
+  const { order: current } = await read(order.id);
+  expect(current.status).toBe(status);
+  return current;
+}
+
+function patchStatus(id: number, status: string): Promise<LightMyRequestResponse> {
+  return t.request({
+    method: 'PATCH',
+    url: `${ORDERS}/${id}`,
+    headers: { 'content-type': 'application/merge-patch+json' },
+    payload: JSON.stringify({ status }),
+    token: t.admin.token,
+  });
+}
+
+const pairs = STATUSES.flatMap((from) => STATUSES.map((to) => [from, to] as const));
+const kind = (from: Status, to: Status) => (from === to ? 'no-op' : WRITE_ALLOWED[from].includes(to) ? 'allowed' : 'refused');
+
+describe('Status through PUT/PATCH follows the state table (admin PATCH {"status": to})', () => {
+  it.each(pairs.filter(([from, to]) => kind(from, to) === 'allowed'))('%s -> %s is allowed: 200 with the new status', async (from, to) => {
+    const order = await makeOrder(from);
+    const res = await patchStatus(order.id, to);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json<OrderBody>().status).toBe(to);
+    const after = await read(order.id);
+    expect(after.order.status).toBe(to);
+    expect(res.headers.etag).toBe(after.etag);
+  });
+
+  it.each(pairs.filter(([from, to]) => kind(from, to) === 'no-op'))('%s -> %s (same status) changes nothing: 200 and the same ETag', async (from, to) => {
+    const order = await makeOrder(from);
+    const before = await read(order.id);
+    const res = await patchStatus(order.id, to);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers.etag).toBe(before.etag);
+    expect(await read(order.id)).toEqual(before);
+  });
+
+  it.each(pairs.filter(([from, to]) => kind(from, to) === 'refused'))(
+    '%s -> %s is 409 invalid-state-transition listing the allowed next statuses; nothing changes',
+    async (from, to) => {
+      const order = await makeOrder(from);
+      const before = await read(order.id);
+      const res = await patchStatus(order.id, to);
+      expect(res.statusCode, res.body).toBe(409);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      const problem = res.json<ProblemBody>();
+      expect(problem).toMatchObject({ type: '/problems/invalid-state-transition', status: 409 });
+      expect([...(problem.allowed ?? ['(missing)'])].sort()).toEqual([...WRITE_ALLOWED[from]].sort());
+      expect(await read(order.id)).toEqual(before);
+    },
+  );
+});
+
+describe('Status input accepts any case and the upper-case names; output is lower-case', () => {
+  it.each([
+    ['CONFIRMED', 'confirmed'],
+    ['Confirmed', 'confirmed'],
+    ['CANCELLED', 'cancelled'],
+  ])('PATCH {"status": "%s"} on a draft answers status %s', async (input, output) => {
+    const order = await makeOrder('draft');
+    const res = await patchStatus(order.id, input);
+    expect(res.statusCode).toBe(200);
+    expect(res.json<OrderBody>().status).toBe(output);
+  });
+
+  it('CREATED on a draft is the same status: a no-op', async () => {
+    const order = await makeOrder('draft');
+    const before = await read(order.id);
+    const res = await patchStatus(order.id, 'CREATED');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers.etag).toBe(before.etag);
+  });
+
+  it('an unknown status is 422 naming status', async () => {
+    const order = await makeOrder('draft');
+    const res = await patchStatus(order.id, 'lost');
+    expect(res.statusCode).toBe(422);
+    expect(res.json<{ errors: { field: string }[] }>().errors.map((e) => e.field)).toContain('status');
+  });
+});
+
+/** What each action does from each status: the move it makes, a no-op, or 409. */
+const ACTIONS: Record<'confirm' | 'cancel', Record<Status, 'moves' | 'no-op' | 'refused'>> = {
+  confirm: { draft: 'moves', confirmed: 'no-op', paid: 'refused', shipped: 'refused', delivered: 'refused', completed: 'refused', cancelled: 'refused' },
+  cancel: { draft: 'moves', confirmed: 'moves', paid: 'refused', shipped: 'refused', delivered: 'refused', completed: 'refused', cancelled: 'no-op' },
+};
+const TARGET = { confirm: 'confirmed', cancel: 'cancelled' } as const;
+
+const actionCases = (['confirm', 'cancel'] as const).flatMap((name) => STATUSES.map((from) => [name, from, ACTIONS[name][from]] as const));
+
+describe('The confirm and cancel actions from every status', () => {
+  it.each(actionCases)('POST /%s from %s: %s', async (name, from, outcome) => {
+    const order = await makeOrder(from);
+    const before = await read(order.id);
+    const res = await action(order.id, name);
+    if (outcome === 'refused') {
+      expect(res.statusCode, res.body).toBe(409);
+      const problem = res.json<ProblemBody>();
+      expect(problem).toMatchObject({ type: '/problems/invalid-state-transition', status: 409 });
+      expect(Array.isArray(problem.allowed)).toBe(true);
+      expect(problem.allowed).not.toContain(TARGET[name]);
+      expect(await read(order.id)).toEqual(before);
+      return;
+    }
+    expect(res.statusCode, res.body).toBe(200);
+    const answered = res.json<OrderBody>();
+    expect(answered.status).toBe(outcome === 'moves' ? TARGET[name] : from);
+    const after = await read(order.id);
+    expect(answered).toEqual(after.order);
+    if (outcome === 'no-op') expect(after).toEqual(before);
+  });
+
+  it.each(STATUSES.map((status) => [status] as const))('an order in %s links exactly the actions it allows', async (status) => {
+    const order = await makeOrder(status);
+    const expected = ['self', ...(ACTIONS.confirm[status] === 'moves' ? ['confirm'] : []), ...(ACTIONS.cancel[status] === 'moves' ? ['cancel'] : [])];
+    expect(Object.keys(order._links).sort()).toEqual(expected.sort());
+    for (const [name, link] of Object.entries(order._links)) {
+      expect(link).toEqual(name === 'self' ? { href: `${ORDERS}/${order.id}`, method: 'GET' } : { href: `${ORDERS}/${order.id}/${name}`, method: 'POST' });
+    }
+  });
+});

@@ -1,0 +1,974 @@
+/**
+ * Orders over HTTP, one describe per rule of CONTRACT sections 2-6 (Order, states, writes, reads
+ * and caching, errors). PATCH documents are pinned in orders-patch.test.ts, the state table pair
+ * by pair in orders-state-machine.test.ts, concurrency in orders-concurrency.test.ts, and random
+ * patches in orders-fuzz.test.ts.
+ */
+import { eq } from 'drizzle-orm';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { orders, payments, products } from '../../server/db/schema.ts';
+import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { productInput } from '../helpers/factories.ts';
+
+interface Link {
+  href: string;
+  method: string;
+}
+interface OrderItemBody {
+  product_id: number;
+  quantity: number;
+  unit_price: number;
+  line_total: number;
+}
+interface OrderBody {
+  id: number;
+  customer_id: number;
+  items: OrderItemBody[];
+  address: string | null;
+  status: string;
+  discount_code: string | null;
+  currency: string;
+  total: number;
+  created_at: string;
+  updated_at: string;
+  _links: Record<string, Link>;
+}
+interface OrderListBody {
+  data: OrderBody[];
+  page: number;
+  limit: number;
+  has_more: boolean;
+}
+interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+  errors?: { field: string; message: string }[];
+  allowed?: string[];
+}
+interface ProductBody {
+  id: number;
+  price: number;
+  stock: number;
+}
+
+type Status = 'draft' | 'confirmed' | 'paid' | 'shipped' | 'delivered' | 'completed' | 'cancelled';
+
+const ORDERS = '/api/v1/orders';
+const MERGE = { 'content-type': 'application/merge-patch+json' };
+const JSON_PATCH = { 'content-type': 'application/json-patch+json' };
+const PRIVATE = 'private, max-age=0, must-revalidate';
+
+let t: TestApp;
+let alice: TestUser;
+let bob: TestUser;
+let shirt: ProductBody;
+let mug: ProductBody;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  alice = await t.createUser('customer');
+  bob = await t.createUser('customer');
+  shirt = await newProduct({ price: 1999, stock: 100_000 });
+  mug = await newProduct({ price: 550, stock: 100_000 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+// ---------------------------------------------------------------- helpers (local to this file)
+
+async function newProduct(overrides: Record<string, unknown> = {}): Promise<ProductBody> {
+  const res = await t.request({ method: 'POST', url: '/api/v1/products', payload: productInput(overrides), token: t.admin.token });
+  expect(res.statusCode).toBe(201);
+  return res.json<ProductBody>();
+}
+
+async function stockOf(productId: number): Promise<number> {
+  const [row] = await t.db.select({ stock: products.stock }).from(products).where(eq(products.id, productId));
+  if (!row) throw new Error(`product ${productId} not found`);
+  return row.stock;
+}
+
+interface DraftOptions {
+  owner?: TestUser;
+  items?: { product_id: number; quantity: number }[];
+  address?: string | null;
+  discount_code?: string;
+}
+
+function postOrder(body: Record<string, unknown>, token: string): Promise<LightMyRequestResponse> {
+  return t.request({ method: 'POST', url: ORDERS, payload: body, token });
+}
+
+async function draftOrder(options: DraftOptions = {}): Promise<OrderBody> {
+  const owner = options.owner ?? alice;
+  const body: Record<string, unknown> = {
+    items: options.items ?? [
+      { product_id: shirt.id, quantity: 2 },
+      { product_id: mug.id, quantity: 1 },
+    ],
+  };
+  if (options.address !== null) body.address = options.address ?? '1 Main St, Springfield';
+  if (options.discount_code !== undefined) body.discount_code = options.discount_code;
+  const res = await postOrder(body, owner.token);
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json<OrderBody>();
+}
+
+async function setStatus(id: number, status: Status): Promise<void> {
+  await t.db.update(orders).set({ status }).where(eq(orders.id, id));
+}
+
+/** An order in `status`, reached the way the service allows (actions) or, for later states, by direct writes. */
+async function makeOrder(status: Status, options: DraftOptions = {}): Promise<OrderBody> {
+  const owner = options.owner ?? alice;
+  const order = await draftOrder(options);
+  if (status === 'draft') return order;
+  if (status === 'cancelled') {
+    expect((await action(order.id, 'cancel', owner.token)).statusCode).toBe(200);
+    return (await read(order.id)).order;
+  }
+  expect((await action(order.id, 'confirm', owner.token)).statusCode).toBe(200);
+  if (status !== 'confirmed') {
+    await t.db.insert(payments).values({ orderId: order.id, amount: order.total, currency: 'USD', method: 'card' });
+    await setStatus(order.id, 'paid');
+    const later: Status[] = ['shipped', 'delivered', 'completed'];
+    for (const next of later.slice(0, later.indexOf(status) + 1)) await setStatus(order.id, next);
+  }
+  return (await read(order.id)).order;
+}
+
+async function read(id: number, token = t.admin.token): Promise<{ res: LightMyRequestResponse; order: OrderBody; etag: string }> {
+  const res = await t.request({ method: 'GET', url: `${ORDERS}/${id}`, token });
+  expect(res.statusCode).toBe(200);
+  return { res, order: res.json<OrderBody>(), etag: String(res.headers.etag) };
+}
+
+function patch(id: number, doc: unknown, token: string, headers: Record<string, string> = MERGE): Promise<LightMyRequestResponse> {
+  return t.request({ method: 'PATCH', url: `${ORDERS}/${id}`, headers, payload: JSON.stringify(doc), token });
+}
+
+function put(id: number, doc: unknown, token: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return t.request({ method: 'PUT', url: `${ORDERS}/${id}`, headers, payload: doc as Record<string, unknown>, token });
+}
+
+function action(id: number, name: 'confirm' | 'cancel', token: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return t.request({ method: 'POST', url: `${ORDERS}/${id}/${name}`, headers, token });
+}
+
+function list(query: string, token: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return t.request({ method: 'GET', url: `${ORDERS}${query}`, headers, token });
+}
+
+function expectProblem(res: LightMyRequestResponse, status: number, slug: string, fields?: string[]): ProblemBody {
+  expect(res.statusCode, res.body).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  const problem = res.json<ProblemBody>();
+  expect(problem).toMatchObject({ type: `/problems/${slug}`, status });
+  if (fields) expect((problem.errors ?? []).map((e) => e.field)).toEqual(expect.arrayContaining(fields));
+  return problem;
+}
+
+/** The state after a refused write is the state before it: same body, same ETag. */
+async function expectUnchanged(before: { order: OrderBody; etag: string }): Promise<void> {
+  const after = await read(before.order.id);
+  expect(after.order).toEqual(before.order);
+  expect(after.etag).toBe(before.etag);
+}
+
+// ---------------------------------------------------------------- create
+
+describe('POST /orders always creates a draft order', () => {
+  it('answers 201 with Location, the draft order and its links', async () => {
+    const res = await postOrder({ items: [{ product_id: shirt.id, quantity: 2 }], address: '1 Main St' }, alice.token);
+    expect(res.statusCode).toBe(201);
+    const order = res.json<OrderBody>();
+    expect(res.headers.location).toBe(`${ORDERS}/${order.id}`);
+    expect(order).toMatchObject({ customer_id: alice.id, status: 'draft', address: '1 Main St', discount_code: null, currency: 'USD' });
+    expect(order._links).toEqual({
+      self: { href: `${ORDERS}/${order.id}`, method: 'GET' },
+      confirm: { href: `${ORDERS}/${order.id}/confirm`, method: 'POST' },
+      cancel: { href: `${ORDERS}/${order.id}/cancel`, method: 'POST' },
+    });
+    const read = await t.request({ method: 'GET', url: res.headers.location as string, token: alice.token });
+    expect(read.json()).toEqual(order);
+  });
+
+  it('captures unit_price from the product price; line_total = unit_price * quantity; total = sum of line_total', async () => {
+    const order = await draftOrder({
+      items: [
+        { product_id: shirt.id, quantity: 3 },
+        { product_id: mug.id, quantity: 2 },
+      ],
+    });
+    expect(order.items).toEqual([
+      { product_id: shirt.id, quantity: 3, unit_price: 1999, line_total: 5997 },
+      { product_id: mug.id, quantity: 2, unit_price: 550, line_total: 1100 },
+    ]);
+    expect(order.total).toBe(7097);
+  });
+
+  it('keeps the price an item had when it was set after the product price changes', async () => {
+    const product = await newProduct({ price: 700, stock: 100 });
+    const order = await draftOrder({ items: [{ product_id: product.id, quantity: 1 }] });
+    await t.db.update(products).set({ price: 900 }).where(eq(products.id, product.id));
+    const { order: later } = await read(order.id);
+    expect(later.items[0]).toMatchObject({ unit_price: 700, line_total: 700 });
+    expect(later.total).toBe(700);
+  });
+
+  it('a customer who omits customer_id orders for themself', async () => {
+    const order = await draftOrder({ owner: bob });
+    expect(order.customer_id).toBe(bob.id);
+  });
+
+  it('a customer may name themself as customer_id', async () => {
+    const res = await postOrder({ customer_id: alice.id, items: [] }, alice.token);
+    expect(res.statusCode).toBe(201);
+    expect(res.json<OrderBody>().customer_id).toBe(alice.id);
+  });
+
+  it('a customer naming another customer_id is 403', async () => {
+    const res = await postOrder({ customer_id: bob.id, items: [{ product_id: shirt.id, quantity: 1 }] }, alice.token);
+    expectProblem(res, 403, 'forbidden');
+  });
+
+  it('an admin creates an order for the customer it names', async () => {
+    const res = await postOrder({ customer_id: bob.id, items: [{ product_id: mug.id, quantity: 1 }] }, t.admin.token);
+    expect(res.statusCode).toBe(201);
+    expect(res.json<OrderBody>().customer_id).toBe(bob.id);
+  });
+
+  it('an admin without customer_id is 422 naming customer_id', async () => {
+    expectProblem(await postOrder({ items: [] }, t.admin.token), 422, 'validation-error', ['customer_id']);
+  });
+
+  it('an admin naming a user that does not exist is 422 naming customer_id', async () => {
+    expectProblem(await postOrder({ customer_id: 2_000_000_000, items: [] }, t.admin.token), 422, 'validation-error', ['customer_id']);
+  });
+
+  it('an unknown product is 422 naming items.N.product_id', async () => {
+    const res = await postOrder(
+      {
+        items: [
+          { product_id: shirt.id, quantity: 1 },
+          { product_id: 999_999, quantity: 1 },
+        ],
+      },
+      alice.token,
+    );
+    const problem = expectProblem(res, 422, 'validation-error', ['items.1.product_id']);
+    expect(problem.errors?.map((e) => e.field)).not.toContain('items.0.product_id');
+  });
+
+  it('an archived product is 422 naming items.N.product_id', async () => {
+    const product = await newProduct();
+    expect((await t.request({ method: 'DELETE', url: `/api/v1/products/${product.id}`, token: t.admin.token })).statusCode).toBe(204);
+    const res = await postOrder({ items: [{ product_id: product.id, quantity: 1 }] }, alice.token);
+    expectProblem(res, 422, 'validation-error', ['items.0.product_id']);
+  });
+
+  it.each([0, -1, 10_001, 1.5])('quantity %s is 422 naming items.0.quantity', async (quantity) => {
+    const res = await postOrder({ items: [{ product_id: shirt.id, quantity }] }, alice.token);
+    expectProblem(res, 422, 'validation-error', ['items.0.quantity']);
+  });
+
+  it.each([1, 10_000])('quantity %s is accepted', async (quantity) => {
+    const res = await postOrder({ items: [{ product_id: shirt.id, quantity }] }, alice.token);
+    expect(res.statusCode).toBe(201);
+    expect(res.json<OrderBody>().items[0]?.quantity).toBe(quantity);
+  });
+
+  it('an item without product_id or quantity is 422 naming the field', async () => {
+    const res = await postOrder({ items: [{ quantity: 1 }, { product_id: shirt.id }] }, alice.token);
+    expectProblem(res, 422, 'validation-error', ['items.0.product_id', 'items.1.quantity']);
+  });
+
+  it('items are required', async () => {
+    expectProblem(await postOrder({ address: 'x' }, alice.token), 422, 'validation-error', ['items']);
+  });
+
+  it.each(['confirmed', 'paid', 'CANCELLED', 'bogus'])('status %s in the body is 422 naming status', async (status) => {
+    const res = await postOrder({ status, items: [] }, alice.token);
+    expectProblem(res, 422, 'validation-error', ['status']);
+  });
+
+  it.each(['draft', 'DRAFT', 'CREATED'])('status %s in the body is accepted and answered as draft', async (status) => {
+    const res = await postOrder({ status, items: [] }, alice.token);
+    expect(res.statusCode).toBe(201);
+    expect(res.json<OrderBody>().status).toBe('draft');
+  });
+
+  it('an unknown field is 422 naming it, at the top level and inside an item', async () => {
+    const res = await postOrder({ items: [{ product_id: shirt.id, quantity: 1, colour: 'red' }], note: 'hi' }, alice.token);
+    expectProblem(res, 422, 'validation-error', ['note', 'items.0.colour']);
+  });
+
+  it('a discount_code of 3-32 characters of A-Z0-9_- is recorded as given', async () => {
+    const order = await draftOrder({ discount_code: 'SPRING_2026-X' });
+    expect(order.discount_code).toBe('SPRING_2026-X');
+    expect(order.total).toBe(1999 * 2 + 550);
+  });
+
+  it.each(['AB', 'spring', 'SPRING SALE', 'A'.repeat(33), 'ÄPFEL'])('discount_code %j is 422 naming discount_code', async (code) => {
+    const res = await postOrder({ items: [], discount_code: code }, alice.token);
+    expectProblem(res, 422, 'validation-error', ['discount_code']);
+  });
+
+  it('an address over 500 characters is 422 naming address', async () => {
+    expectProblem(await postOrder({ items: [], address: 'x'.repeat(501) }, alice.token), 422, 'validation-error', ['address']);
+  });
+
+  it('a body that is not a JSON object is 422, malformed JSON is 400', async () => {
+    expectProblem(await t.request({ method: 'POST', url: ORDERS, payload: [], token: alice.token }), 422, 'validation-error');
+    const res = await t.request({ method: 'POST', url: ORDERS, headers: { 'content-type': 'application/json' }, payload: '{"items": [', token: alice.token });
+    expectProblem(res, 400, 'malformed-request');
+  });
+
+  it('without a token is 401', async () => {
+    expectProblem(await t.request({ method: 'POST', url: ORDERS, payload: { items: [] } }), 401, 'unauthorized');
+  });
+});
+
+describe("An order's lines are priced in the order's currency", () => {
+  it('a new order in another currency than its products is 422 naming the item', async () => {
+    const res = await postOrder({ currency: 'EUR', items: [{ product_id: shirt.id, quantity: 1 }] }, alice.token);
+    expectProblem(res, 422, 'validation-error', ['items.0.product_id']);
+  });
+
+  it('an empty draft may change its currency', async () => {
+    const order = await draftOrder({ items: [] });
+    const res = await patch(order.id, { currency: 'EUR' }, alice.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.json<OrderBody>()).toMatchObject({ currency: 'EUR', total: 0 });
+  });
+
+  it('changing the currency of a draft with USD-priced lines is 422 naming them, and changes nothing', async () => {
+    const order = await draftOrder();
+    const before = await read(order.id);
+    expectProblem(await patch(order.id, { currency: 'EUR' }, alice.token), 422, 'validation-error', ['items.0.product_id', 'items.1.product_id']);
+    await expectUnchanged(before);
+  });
+});
+
+// ---------------------------------------------------------------- read
+
+describe('GET /orders/{id}: customers see their own orders, admins all', () => {
+  it('the owner reads the order', async () => {
+    const order = await draftOrder();
+    const res = await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, token: alice.token });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual(order);
+  });
+
+  it("another customer's order is 404, never 403", async () => {
+    const order = await draftOrder();
+    expectProblem(await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, token: bob.token }), 404, 'not-found');
+  });
+
+  it('an admin reads any order', async () => {
+    const order = await draftOrder();
+    expect((await read(order.id)).order).toEqual(order);
+  });
+
+  it('the unversioned /api alias answers the same', async () => {
+    const order = await draftOrder();
+    const res = await t.request({ method: 'GET', url: `/api/orders/${order.id}`, token: alice.token });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual(order);
+  });
+
+  it('an unknown id is 404; a non-integer id is 400', async () => {
+    expectProblem(await t.request({ method: 'GET', url: `${ORDERS}/987654`, token: t.admin.token }), 404, 'not-found');
+    expectProblem(await t.request({ method: 'GET', url: `${ORDERS}/abc`, token: t.admin.token }), 400, 'malformed-request');
+  });
+
+  it('without a token is 401', async () => {
+    const order = await draftOrder();
+    expectProblem(await t.request({ method: 'GET', url: `${ORDERS}/${order.id}` }), 401, 'unauthorized');
+  });
+});
+
+describe('GET /orders lists orders newest first, paged, filtered by status', () => {
+  let carol: TestUser;
+  const byStatus = new Map<Status, OrderBody>();
+
+  beforeAll(async () => {
+    carol = await t.createUser('customer');
+    for (const status of ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled'] as const) {
+      byStatus.set(status, await makeOrder(status, { owner: carol }));
+    }
+  });
+
+  const ids = (res: LightMyRequestResponse) => res.json<OrderListBody>().data.map((o) => o.id);
+  const idOf = (status: Status) => byStatus.get(status)?.id;
+
+  it('a customer sees only their own orders, newest first, in the list envelope', async () => {
+    const res = await list('', carol.token);
+    expect(res.statusCode).toBe(200);
+    const body = res.json<OrderListBody>();
+    expect(body).toMatchObject({ page: 1, limit: 20, has_more: false });
+    expect(body.data.every((o) => o.customer_id === carol.id)).toBe(true);
+    const created = [...byStatus.values()].map((o) => o.id).reverse();
+    expect(ids(res)).toEqual(created);
+    expect(body.data[0]).toEqual((await read(created[0] as number)).order);
+  });
+
+  it('an admin sees the orders of every customer', async () => {
+    const ofBob = await draftOrder({ owner: bob });
+    const ofAlice = await draftOrder({ owner: alice });
+    const res = await list('?limit=2', t.admin.token);
+    expect(ids(res)).toEqual([ofAlice.id, ofBob.id]);
+    const all = await list('?limit=100', t.admin.token);
+    expect(ids(all)).toEqual(expect.arrayContaining([...byStatus.values()].map((o) => o.id)));
+  });
+
+  it.each(['draft', 'DRAFT', 'Draft', 'CREATED', 'created'])('status=%s lists the draft orders', async (status) => {
+    expect(ids(await list(`?status=${status}`, carol.token))).toEqual([idOf('draft')]);
+  });
+
+  it.each([
+    ['CONFIRMED', 'confirmed'],
+    ['PAID', 'paid'],
+    ['Shipped', 'shipped'],
+    ['delivered', 'delivered'],
+    ['completed', 'completed'],
+    ['CANCELLED', 'cancelled'],
+  ] as const)('status=%s lists the %s orders', async (query, status) => {
+    const res = await list(`?status=${query}`, carol.token);
+    expect(ids(res)).toEqual([idOf(status)]);
+    expect(res.json<OrderListBody>().data[0]?.status).toBe(status);
+  });
+
+  it('status=active lists confirmed, paid, shipped and delivered orders', async () => {
+    for (const query of ['active', 'ACTIVE']) {
+      const res = await list(`?status=${query}`, carol.token);
+      expect(ids(res).sort()).toEqual((['confirmed', 'paid', 'shipped', 'delivered'] as const).map(idOf).sort());
+    }
+  });
+
+  it('an unknown status is 422 naming status', async () => {
+    expectProblem(await list('?status=lost', carol.token), 422, 'validation-error', ['status']);
+  });
+
+  it('page and limit page through the list, with has_more and a Link header', async () => {
+    const first = await list('?limit=3', carol.token);
+    expect(first.json<OrderListBody>()).toMatchObject({ page: 1, limit: 3, has_more: true });
+    expect(first.headers.link).toMatch(/<[^>]*page=2[^>]*>; rel="next"/);
+    expect(first.headers.link).not.toMatch(/rel="prev"/);
+
+    const last = await list('?limit=3&page=3', carol.token);
+    expect(last.json<OrderListBody>()).toMatchObject({ page: 3, limit: 3, has_more: false });
+    expect(last.headers.link).toMatch(/<[^>]*page=2[^>]*>; rel="prev"/);
+    expect(last.headers.link).not.toMatch(/rel="next"/);
+
+    const pages = [first, await list('?limit=3&page=2', carol.token), last].flatMap(ids);
+    expect(pages).toEqual(ids(await list('', carol.token)));
+  });
+
+  it('an out-of-range limit or page is 422, a non-integer one 400', async () => {
+    expectProblem(await list('?limit=0', carol.token), 422, 'validation-error', ['limit']);
+    expectProblem(await list('?limit=101', carol.token), 422, 'validation-error', ['limit']);
+    expectProblem(await list('?page=0', carol.token), 422, 'validation-error', ['page']);
+    expectProblem(await list('?limit=ten', carol.token), 400, 'malformed-request', ['limit']);
+  });
+});
+
+// ---------------------------------------------------------------- PUT
+
+describe('PUT /orders/{id} replaces the whole order', () => {
+  it('omitted items become [] and omitted address and discount_code become null', async () => {
+    const order = await draftOrder({ discount_code: 'SAVE10' });
+    const res = await put(order.id, { customer_id: alice.id }, alice.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.json<OrderBody>()).toMatchObject({ items: [], total: 0, address: null, discount_code: null, status: 'draft' });
+    expect((await read(order.id)).order).toEqual(res.json());
+  });
+
+  it('answers 200 with the replaced order, items priced from the products', async () => {
+    const order = await draftOrder();
+    const res = await put(order.id, { items: [{ product_id: mug.id, quantity: 4 }], address: '2 Side St', discount_code: 'XMAS' }, alice.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.json<OrderBody>()).toMatchObject({
+      id: order.id,
+      customer_id: alice.id,
+      items: [{ product_id: mug.id, quantity: 4, unit_price: 550, line_total: 2200 }],
+      total: 2200,
+      address: '2 Side St',
+      discount_code: 'XMAS',
+    });
+  });
+
+  it('ignores the read-only fields so GET-modify-PUT works', async () => {
+    const order = await draftOrder();
+    const { order: current } = await read(order.id, alice.token);
+    const res = await put(order.id, { ...current, address: '3 New Rd', total: 1, id: 424242, _links: {}, created_at: 'yesterday' }, alice.token);
+    expect(res.statusCode, res.body).toBe(200);
+    const updated = res.json<OrderBody>();
+    expect(updated).toMatchObject({ id: order.id, address: '3 New Rd', total: order.total, items: order.items, created_at: order.created_at });
+    expect(updated._links).toEqual(order._links);
+  });
+
+  it('repeating the same PUT changes nothing and answers the same ETag', async () => {
+    const order = await draftOrder();
+    const body = { items: [{ product_id: shirt.id, quantity: 1 }], address: '4 Same St', discount_code: null };
+    const first = await put(order.id, body, alice.token);
+    expect(first.statusCode).toBe(200);
+    const second = await put(order.id, body, alice.token);
+    expect(second.statusCode).toBe(200);
+    expect(second.json()).toEqual(first.json());
+    expect(second.headers.etag).toBe(first.headers.etag);
+    const { etag } = await read(order.id);
+    expect(etag).toBe(first.headers.etag);
+  });
+
+  it('an unknown field is 422 and changes nothing', async () => {
+    const order = await draftOrder();
+    const before = await read(order.id);
+    expectProblem(await put(order.id, { ...before.order, colour: 'red' }, alice.token), 422, 'validation-error', ['colour']);
+    await expectUnchanged(before);
+  });
+
+  it.each(['confirmed', 'paid', 'shipped', 'cancelled'] as const)('items change only in draft: in %s it is 409', async (status) => {
+    const order = await makeOrder(status);
+    const before = await read(order.id);
+    const res = await put(order.id, { ...before.order, items: [{ product_id: mug.id, quantity: 9 }] }, t.admin.token);
+    expectProblem(res, 409, 'conflict');
+    await expectUnchanged(before);
+  });
+
+  it.each(['draft', 'confirmed', 'paid'] as const)('address changes while the order is %s', async (status) => {
+    const order = await makeOrder(status);
+    const res = await put(order.id, { ...order, address: '9 Moved Ave' }, alice.token);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json<OrderBody>()).toMatchObject({ address: '9 Moved Ave', status });
+  });
+
+  it.each(['shipped', 'delivered', 'completed'] as const)('address changes in %s are 409', async (status) => {
+    const order = await makeOrder(status);
+    const before = await read(order.id);
+    expectProblem(await put(order.id, { ...order, address: '9 Moved Ave' }, t.admin.token), 409, 'conflict');
+    await expectUnchanged(before);
+  });
+
+  it('a status in the body follows the state table: GET-modify-PUT confirms a draft', async () => {
+    const order = await draftOrder();
+    const res = await put(order.id, { ...order, status: 'CONFIRMED' }, alice.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.json<OrderBody>().status).toBe('confirmed');
+  });
+
+  it("another customer's order is 404", async () => {
+    const order = await draftOrder();
+    const before = await read(order.id);
+    expectProblem(await put(order.id, { address: 'x' }, bob.token), 404, 'not-found');
+    await expectUnchanged(before);
+  });
+});
+
+// ---------------------------------------------------------------- actions and stock
+
+describe('POST /orders/{id}/confirm and /cancel answer 200 with the order', () => {
+  it('confirm moves a draft to confirmed; the order then offers only cancel', async () => {
+    const order = await draftOrder();
+    const res = await action(order.id, 'confirm', alice.token);
+    expect(res.statusCode).toBe(200);
+    const confirmed = res.json<OrderBody>();
+    expect(confirmed).toMatchObject({ id: order.id, status: 'confirmed', items: order.items, total: order.total });
+    expect(confirmed._links).toEqual({
+      self: { href: `${ORDERS}/${order.id}`, method: 'GET' },
+      cancel: { href: `${ORDERS}/${order.id}/cancel`, method: 'POST' },
+    });
+    expect((await read(order.id)).order).toEqual(confirmed);
+  });
+
+  it('confirm without an address is 422 naming address, and changes nothing', async () => {
+    const order = await draftOrder({ address: null });
+    const before = await read(order.id);
+    expectProblem(await action(order.id, 'confirm', alice.token), 422, 'validation-error', ['address']);
+    await expectUnchanged(before);
+  });
+
+  it('confirm without items is 422 naming items, and changes nothing', async () => {
+    const order = await draftOrder({ items: [] });
+    const before = await read(order.id);
+    const problem = expectProblem(await action(order.id, 'confirm', alice.token), 422, 'validation-error', ['items']);
+    expect(problem.errors?.map((e) => e.field)).not.toContain('address');
+    await expectUnchanged(before);
+  });
+
+  it('the same checks apply when status is set by PATCH', async () => {
+    const order = await draftOrder({ address: null, items: [] });
+    expectProblem(await patch(order.id, { status: 'confirmed' }, alice.token), 422, 'validation-error', ['items', 'address']);
+  });
+
+  it('confirming a confirmed order is a no-op: 200 and the same ETag', async () => {
+    const order = await makeOrder('confirmed');
+    const before = await read(order.id);
+    const res = await action(order.id, 'confirm', alice.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual(before.order);
+    expect(res.headers.etag).toBe(before.etag);
+  });
+
+  it('cancel moves a draft to cancelled; a cancelled order offers no action', async () => {
+    const order = await draftOrder();
+    const res = await action(order.id, 'cancel', alice.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.json<OrderBody>()).toMatchObject({ status: 'cancelled', _links: { self: { href: `${ORDERS}/${order.id}`, method: 'GET' } } });
+    expect(Object.keys(res.json<OrderBody>()._links)).toEqual(['self']);
+  });
+
+  it('cancel moves a confirmed order to cancelled', async () => {
+    const order = await makeOrder('confirmed');
+    const res = await action(order.id, 'cancel', alice.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.json<OrderBody>().status).toBe('cancelled');
+  });
+
+  it('cancelling a cancelled order is a no-op: 200 and the same ETag', async () => {
+    const order = await makeOrder('cancelled');
+    const before = await read(order.id);
+    const res = await action(order.id, 'cancel', alice.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers.etag).toBe(before.etag);
+    await expectUnchanged(before);
+  });
+
+  it('a PATCH setting the status the order already has is a no-op: 200 and the same ETag', async () => {
+    const order = await makeOrder('confirmed');
+    const before = await read(order.id);
+    const res = await patch(order.id, { status: 'CONFIRMED' }, alice.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers.etag).toBe(before.etag);
+    await expectUnchanged(before);
+  });
+
+  it("another customer's order is 404", async () => {
+    const order = await draftOrder();
+    expectProblem(await action(order.id, 'confirm', bob.token), 404, 'not-found');
+    expectProblem(await action(order.id, 'cancel', bob.token), 404, 'not-found');
+    expect((await read(order.id)).order.status).toBe('draft');
+  });
+});
+
+describe('Stock: confirm reserves every line or none; cancel and delete release it', () => {
+  it('confirm takes every line from stock', async () => {
+    const a = await newProduct({ stock: 10 });
+    const b = await newProduct({ stock: 5 });
+    const order = await draftOrder({
+      items: [
+        { product_id: a.id, quantity: 3 },
+        { product_id: b.id, quantity: 5 },
+        { product_id: a.id, quantity: 2 },
+      ],
+    });
+    expect((await action(order.id, 'confirm', alice.token)).statusCode).toBe(200);
+    expect([await stockOf(a.id), await stockOf(b.id)]).toEqual([5, 0]);
+  });
+
+  it('a line that cannot be reserved is 409 insufficient-stock naming it; nothing is reserved', async () => {
+    const a = await newProduct({ stock: 10 });
+    const b = await newProduct({ stock: 2 });
+    const order = await draftOrder({
+      items: [
+        { product_id: a.id, quantity: 3 },
+        { product_id: b.id, quantity: 3 },
+      ],
+    });
+    const before = await read(order.id);
+    const problem = expectProblem(await action(order.id, 'confirm', alice.token), 409, 'insufficient-stock', ['items.1.quantity']);
+    expect(problem.errors?.map((e) => e.field)).not.toContain('items.0.quantity');
+    expect([await stockOf(a.id), await stockOf(b.id)]).toEqual([10, 2]);
+    await expectUnchanged(before);
+  });
+
+  it('lines of one product are reserved together: two lines of 3 against a stock of 5 are 409 naming both', async () => {
+    const a = await newProduct({ stock: 5 });
+    const order = await draftOrder({
+      items: [
+        { product_id: a.id, quantity: 3 },
+        { product_id: a.id, quantity: 3 },
+      ],
+    });
+    expectProblem(await patch(order.id, { status: 'confirmed' }, alice.token), 409, 'insufficient-stock', ['items.0.quantity', 'items.1.quantity']);
+    expect(await stockOf(a.id)).toBe(5);
+  });
+
+  it('cancelling a confirmed order releases its stock', async () => {
+    const a = await newProduct({ stock: 10 });
+    const order = await makeOrder('confirmed', { items: [{ product_id: a.id, quantity: 4 }] });
+    expect(await stockOf(a.id)).toBe(6);
+    expect((await action(order.id, 'cancel', alice.token)).statusCode).toBe(200);
+    expect(await stockOf(a.id)).toBe(10);
+    expect((await action(order.id, 'cancel', alice.token)).statusCode).toBe(200);
+    expect(await stockOf(a.id)).toBe(10);
+  });
+
+  it('cancelling through PATCH releases the stock too', async () => {
+    const a = await newProduct({ stock: 10 });
+    const order = await makeOrder('confirmed', { items: [{ product_id: a.id, quantity: 4 }] });
+    expect((await patch(order.id, { status: 'cancelled' }, alice.token)).statusCode).toBe(200);
+    expect(await stockOf(a.id)).toBe(10);
+  });
+
+  it('deleting a confirmed order releases its stock', async () => {
+    const a = await newProduct({ stock: 10 });
+    const order = await makeOrder('confirmed', { items: [{ product_id: a.id, quantity: 7 }] });
+    expect(await stockOf(a.id)).toBe(3);
+    expect((await t.request({ method: 'DELETE', url: `${ORDERS}/${order.id}`, token: alice.token })).statusCode).toBe(204);
+    expect(await stockOf(a.id)).toBe(10);
+  });
+
+  it('draft orders hold no stock: creating, cancelling and deleting them leaves it alone', async () => {
+    const a = await newProduct({ stock: 10 });
+    const first = await draftOrder({ items: [{ product_id: a.id, quantity: 4 }] });
+    const second = await draftOrder({ items: [{ product_id: a.id, quantity: 4 }] });
+    expect(await stockOf(a.id)).toBe(10);
+    expect((await action(first.id, 'cancel', alice.token)).statusCode).toBe(200);
+    expect((await t.request({ method: 'DELETE', url: `${ORDERS}/${second.id}`, token: alice.token })).statusCode).toBe(204);
+    expect(await stockOf(a.id)).toBe(10);
+  });
+});
+
+// ---------------------------------------------------------------- delete
+
+describe('DELETE /orders/{id}: 204 without payment, 409 with one, 404 when repeated', () => {
+  it('answers 204 and the order is gone', async () => {
+    const order = await draftOrder();
+    const res = await t.request({ method: 'DELETE', url: `${ORDERS}/${order.id}`, token: alice.token });
+    expect(res.statusCode).toBe(204);
+    expect(res.body).toBe('');
+    expectProblem(await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, token: alice.token }), 404, 'not-found');
+  });
+
+  it('repeated DELETE answers 404', async () => {
+    const order = await draftOrder();
+    expect((await t.request({ method: 'DELETE', url: `${ORDERS}/${order.id}`, token: alice.token })).statusCode).toBe(204);
+    expectProblem(await t.request({ method: 'DELETE', url: `${ORDERS}/${order.id}`, token: alice.token }), 404, 'not-found');
+  });
+
+  it('an order with a payment is 409 order-has-payment and stays', async () => {
+    const order = await makeOrder('paid');
+    const before = await read(order.id);
+    expectProblem(await t.request({ method: 'DELETE', url: `${ORDERS}/${order.id}`, token: t.admin.token }), 409, 'order-has-payment');
+    await expectUnchanged(before);
+  });
+
+  it("another customer's order is 404 and stays", async () => {
+    const order = await draftOrder();
+    expectProblem(await t.request({ method: 'DELETE', url: `${ORDERS}/${order.id}`, token: bob.token }), 404, 'not-found');
+    await read(order.id);
+  });
+});
+
+// ---------------------------------------------------------------- caching
+
+describe('Caching: private revalidation, ETag, Last-Modified, conditional requests', () => {
+  it('an order answers Cache-Control private, max-age=0, must-revalidate with ETag and Last-Modified', async () => {
+    const order = await draftOrder();
+    const { res } = await read(order.id, alice.token);
+    expect(res.headers['cache-control']).toBe(PRIVATE);
+    expect(res.headers.etag).toMatch(/^"[^"]+"$/);
+    expect(new Date(String(res.headers['last-modified'])).getTime()).toBe(Math.floor(Date.parse(order.updated_at) / 1000) * 1000);
+  });
+
+  it('an order list answers the same Cache-Control with an ETag', async () => {
+    const res = await list('', alice.token);
+    expect(res.headers['cache-control']).toBe(PRIVATE);
+    expect(res.headers.etag).toMatch(/^"[^"]+"$/);
+  });
+
+  it('errors are not stored', async () => {
+    const res = await t.request({ method: 'GET', url: `${ORDERS}/987654`, token: alice.token });
+    expect(res.headers['cache-control']).toBe('no-store');
+  });
+
+  it('the ETag changes with every change of the order', async () => {
+    const order = await draftOrder();
+    const seen = new Set([(await read(order.id)).etag]);
+    const changes: (() => Promise<LightMyRequestResponse>)[] = [
+      () => patch(order.id, { address: 'A St' }, alice.token),
+      () => patch(order.id, { discount_code: 'ONE' }, alice.token),
+      () => patch(order.id, { discount_code: 'TWO' }, alice.token),
+      () => patch(order.id, [{ op: 'replace', path: '/items/0/quantity', value: 3 }], alice.token, JSON_PATCH),
+      () => action(order.id, 'confirm', alice.token),
+      () => patch(order.id, { address: 'B St' }, alice.token),
+      () => action(order.id, 'cancel', alice.token),
+    ];
+    for (const change of changes) {
+      const res = await change();
+      expect(res.statusCode, res.body).toBe(200);
+      const { etag } = await read(order.id);
+      expect(res.headers.etag).toBe(etag);
+      expect(seen.has(etag)).toBe(false);
+      seen.add(etag);
+    }
+  });
+
+  it('If-None-Match with the current ETag is 304 with no body, the same ETag and Cache-Control', async () => {
+    const order = await draftOrder();
+    const { etag } = await read(order.id, alice.token);
+    const res = await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, headers: { 'if-none-match': etag }, token: alice.token });
+    expect(res.statusCode).toBe(304);
+    expect(res.body).toBe('');
+    expect(res.headers.etag).toBe(etag);
+    expect(res.headers['cache-control']).toBe(PRIVATE);
+  });
+
+  it('If-None-Match with an old ETag is 200 with the new order', async () => {
+    const order = await draftOrder();
+    const { etag } = await read(order.id, alice.token);
+    await patch(order.id, { address: 'Changed' }, alice.token);
+    const res = await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, headers: { 'if-none-match': etag }, token: alice.token });
+    expect(res.statusCode).toBe(200);
+    expect(res.json<OrderBody>().address).toBe('Changed');
+  });
+
+  it('If-Modified-Since at or after Last-Modified is 304; before it 200', async () => {
+    const order = await draftOrder();
+    const { res } = await read(order.id, alice.token);
+    const lastModified = String(res.headers['last-modified']);
+    const fresh = await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, headers: { 'if-modified-since': lastModified }, token: alice.token });
+    expect(fresh.statusCode).toBe(304);
+    expect(fresh.headers.etag).toBe(res.headers.etag);
+    const earlier = new Date(Date.parse(lastModified) - 60_000).toUTCString();
+    const stale = await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, headers: { 'if-modified-since': earlier }, token: alice.token });
+    expect(stale.statusCode).toBe(200);
+  });
+
+  it('If-None-Match wins over If-Modified-Since', async () => {
+    const order = await draftOrder();
+    const { res, etag } = await read(order.id, alice.token);
+    const lastModified = String(res.headers['last-modified']);
+    const mismatch = await t.request({
+      method: 'GET',
+      url: `${ORDERS}/${order.id}`,
+      headers: { 'if-none-match': '"not-the-tag"', 'if-modified-since': lastModified },
+      token: alice.token,
+    });
+    expect(mismatch.statusCode).toBe(200);
+    const match = await t.request({
+      method: 'GET',
+      url: `${ORDERS}/${order.id}`,
+      headers: { 'if-none-match': etag, 'if-modified-since': new Date(0).toUTCString() },
+      token: alice.token,
+    });
+    expect(match.statusCode).toBe(304);
+  });
+
+  it('a list answers 304 to If-None-Match with its ETag', async () => {
+    const first = await list('?limit=5', alice.token);
+    const res = await list('?limit=5', alice.token, { 'if-none-match': String(first.headers.etag) });
+    expect(res.statusCode).toBe(304);
+    expect(res.headers.etag).toBe(first.headers.etag);
+  });
+
+  const staleWrites: [string, (id: number, order: OrderBody, headers: Record<string, string>) => Promise<LightMyRequestResponse>][] = [
+    ['PUT', (id, order, headers) => put(id, { ...order, address: 'Stale' }, alice.token, headers)],
+    ['PATCH', (id, _order, headers) => patch(id, { address: 'Stale' }, alice.token, { ...MERGE, ...headers })],
+    ['DELETE', (id, _order, headers) => t.request({ method: 'DELETE', url: `${ORDERS}/${id}`, headers, token: alice.token })],
+    ['POST confirm', (id, _order, headers) => action(id, 'confirm', alice.token, headers)],
+    ['POST cancel', (id, _order, headers) => action(id, 'cancel', alice.token, headers)],
+  ];
+
+  it.each(staleWrites)('%s with a stale If-Match is 412 precondition-failed and nothing changes', async (_name, write) => {
+    const order = await draftOrder();
+    const stale = (await read(order.id)).etag;
+    expect((await patch(order.id, { discount_code: 'BUMP' }, alice.token)).statusCode).toBe(200);
+    const before = await read(order.id);
+    expectProblem(await write(order.id, before.order, { 'if-match': stale }), 412, 'precondition-failed');
+    await expectUnchanged(before);
+  });
+
+  it.each(staleWrites)('%s with the current If-Match succeeds', async (_name, write) => {
+    const order = await draftOrder();
+    const { etag, order: current } = await read(order.id);
+    const res = await write(order.id, current, { 'if-match': etag });
+    expect(res.statusCode, res.body).toBeLessThan(300);
+  });
+
+  it('a weak tag never matches If-Match', async () => {
+    const order = await draftOrder();
+    const before = await read(order.id);
+    expectProblem(await patch(order.id, { address: 'Weak' }, alice.token, { ...MERGE, 'if-match': `W/${before.etag}` }), 412, 'precondition-failed');
+    await expectUnchanged(before);
+  });
+});
+
+// ---------------------------------------------------------------- authorization
+
+describe('Who may do what: customers act on their own orders, admins on all', () => {
+  it.each([
+    ['shipped', 'delivered'],
+    ['delivered', 'completed'],
+  ] as const)('only an admin moves %s to %s: the customer gets 403 and nothing changes', async (from, to) => {
+    const order = await makeOrder(from);
+    const before = await read(order.id);
+    expectProblem(await patch(order.id, { status: to }, alice.token), 403, 'forbidden');
+    expectProblem(await put(order.id, { ...order, status: to }, alice.token), 403, 'forbidden');
+    await expectUnchanged(before);
+    const res = await patch(order.id, { status: to }, t.admin.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.json<OrderBody>().status).toBe(to);
+  });
+
+  it('a customer cannot hand their order to another customer (403), and nothing changes', async () => {
+    const order = await draftOrder();
+    const before = await read(order.id);
+    expectProblem(await patch(order.id, { customer_id: bob.id }, alice.token), 403, 'forbidden');
+    await expectUnchanged(before);
+  });
+
+  it('an admin may move a draft order to another customer; an unknown one is 422', async () => {
+    const order = await draftOrder();
+    expectProblem(await patch(order.id, { customer_id: 2_000_000_000 }, t.admin.token), 422, 'validation-error', ['customer_id']);
+    const res = await patch(order.id, { customer_id: bob.id }, t.admin.token);
+    expect(res.statusCode).toBe(200);
+    expect(res.json<OrderBody>().customer_id).toBe(bob.id);
+    expect((await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, token: bob.token })).statusCode).toBe(200);
+    expect((await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, token: alice.token })).statusCode).toBe(404);
+  });
+
+  it("a customer cannot change another customer's order: 404 for PATCH, PUT, DELETE, confirm and cancel", async () => {
+    const order = await draftOrder({ owner: bob });
+    const before = await read(order.id);
+    expectProblem(await patch(order.id, { address: 'Mine now' }, alice.token), 404, 'not-found');
+    expectProblem(await put(order.id, { address: 'Mine now' }, alice.token), 404, 'not-found');
+    expectProblem(await t.request({ method: 'DELETE', url: `${ORDERS}/${order.id}`, token: alice.token }), 404, 'not-found');
+    expectProblem(await action(order.id, 'confirm', alice.token), 404, 'not-found');
+    expectProblem(await action(order.id, 'cancel', alice.token), 404, 'not-found');
+    await expectUnchanged(before);
+  });
+
+  it("an admin reads and changes any customer's order", async () => {
+    const order = await draftOrder({ owner: bob });
+    expect((await patch(order.id, { address: 'Admin St' }, t.admin.token)).json<OrderBody>().address).toBe('Admin St');
+    expect((await action(order.id, 'confirm', t.admin.token)).json<OrderBody>().status).toBe('confirmed');
+    expect((await action(order.id, 'cancel', t.admin.token)).json<OrderBody>().status).toBe('cancelled');
+    expect((await t.request({ method: 'DELETE', url: `${ORDERS}/${order.id}`, token: t.admin.token })).statusCode).toBe(204);
+  });
+
+  it('a service client acts by scope: orders:read reads, orders:write writes, neither is 403', async () => {
+    const order = await draftOrder();
+    const reader = await t.serviceToken(['orders:read']);
+    const writer = await t.serviceToken(['orders:write']);
+    const none = await t.serviceToken([]);
+    expect((await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, token: reader })).statusCode).toBe(200);
+    expectProblem(await patch(order.id, { address: 'Svc' }, reader), 403, 'forbidden');
+    expectProblem(await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, token: none }), 403, 'forbidden');
+    expect((await patch(order.id, { address: 'Svc' }, writer)).statusCode).toBe(200);
+  });
+
+  it('without a token every order operation is 401', async () => {
+    const order = await draftOrder();
+    expectProblem(await t.request({ method: 'GET', url: ORDERS }), 401, 'unauthorized');
+    expectProblem(await t.request({ method: 'PATCH', url: `${ORDERS}/${order.id}`, headers: MERGE, payload: '{}' }), 401, 'unauthorized');
+    expectProblem(await t.request({ method: 'POST', url: `${ORDERS}/${order.id}/confirm` }), 401, 'unauthorized');
+    expectProblem(await t.request({ method: 'DELETE', url: `${ORDERS}/${order.id}` }), 401, 'unauthorized');
+  });
+});
