@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { TRPCError } from '@trpc/server';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TokenService } from './auth/tokens.ts';
 import type { Database } from './db/client.ts';
 import { DomainError, problemTypes } from './errors/problems.ts';
@@ -35,6 +35,17 @@ declare module 'fastify' {
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
+/** One JSON line per request, on completion (no headers, tokens or bodies). */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const line = { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request');
+  }
+}
+
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** Accept must allow JSON (problem+json included) or anything; otherwise 406. */
@@ -55,8 +66,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.tls ? { https: options.tls } : {}),
     logger: options.logger ?? false,
-    // One line per request, written on response (below), instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new OneLinePerRequest(),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     trustProxy: options.trustProxy ?? false,
     genReqId: (request) => {
@@ -88,12 +98,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (request.routeOptions.config.api && !acceptsJson(request.headers.accept)) {
       throw new DomainError('not-acceptable', 'This API answers only application/json (and application/problem+json).');
     }
-  });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-      'request',
-    );
   });
   app.setErrorHandler((error, request, reply) => handleError(error, request, reply));
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new DomainError('not-found', `No resource at ${request.url.split('?')[0]}.`)));

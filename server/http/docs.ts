@@ -5,7 +5,8 @@ import { isProblemSlug, problemTypes } from '../errors/problems.ts';
 import { DomainError } from '../errors/problems.ts';
 
 const require = createRequire(import.meta.url);
-const swaggerUiDir = (require('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
+// absolute-path.js only: the package's main module would load the whole UI bundle into the server.
+const swaggerUiDir = (require('swagger-ui-dist/absolute-path.js') as () => string)();
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
