@@ -9,7 +9,6 @@
  * are walked from the type itself, so a new router needs nothing here.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
 
@@ -18,18 +17,17 @@ export const routerFile = join(root, 'server/router.ts');
 export const problemsFile = join(root, 'server/errors/problems.ts');
 export const generatedRouterFile = join(root, 'client-sdk/src/app-router.ts');
 
-const compilerOptions: ts.CompilerOptions = {
-  target: ts.ScriptTarget.ES2022,
-  module: ts.ModuleKind.NodeNext,
-  moduleResolution: ts.ModuleResolutionKind.NodeNext,
-  lib: ['lib.es2023.d.ts'],
-  types: ['node'],
-  strict: true,
-  noEmit: true,
-  allowImportingTsExtensions: true,
-  skipLibCheck: true,
-  resolveJsonModule: true,
-};
+/** The root tsconfig's options, so the router type is read exactly as `npm run typecheck` reads it. */
+function compilerOptions(): ts.CompilerOptions {
+  const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), { noEmit: true }, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+      throw new RouterTypeError(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+    },
+  });
+  if (!config) throw new RouterTypeError('cannot read tsconfig.json');
+  return config.options;
+}
 
 /** What the printer could not express as a plain type (a function, `any`, a recursive type). */
 export class RouterTypeError extends Error {
@@ -48,7 +46,7 @@ export interface GenerateOptions {
 
 /** The generated module's text. */
 export function generateRouterTypes(options: GenerateOptions = {}): string {
-  const program = ts.createProgram([routerFile, problemsFile], compilerOptions);
+  const program = ts.createProgram([routerFile, problemsFile], compilerOptions());
   const checker = program.getTypeChecker();
   const printer = new TypePrinter(checker);
 
@@ -115,8 +113,9 @@ function printRecord(
     const def = checker.getTypeOfSymbol(inner);
     const kind = member(checker, def, 'type');
     if (!kind.isStringLiteral()) throw new RouterTypeError(`${here.join('.')}: not a procedure nor a router`);
-    const kindName = { query: 'Query', mutation: 'Mutation', subscription: 'Subscription' }[kind.value];
-    if (!kindName) throw new RouterTypeError(`${here.join('.')}: unknown procedure type ${kind.value}`);
+    // Subscriptions would need a subscription link (SSE or WebSocket) that the client does not set up.
+    const kindName = { query: 'Query', mutation: 'Mutation' }[kind.value];
+    if (!kindName) throw new RouterTypeError(`${here.join('.')}: ${kind.value} procedures are not supported by the typed client yet`);
     usedKinds.add(kindName);
     const types = member(checker, def, '$types');
     const at = here.join('.');
@@ -169,7 +168,7 @@ class TypePrinter {
       const parts: string[] = [];
       if (hasTrue && hasFalse) parts.push('boolean');
       // `string | null | undefined`, as one writes it, rather than the checker's order.
-      const nullish = (t: ts.Type) => (t.flags & (ts.TypeFlags.Null | ts.TypeFlags.Undefined) ? 1 : 0);
+      const nullish = (t: ts.Type) => (t.flags & ts.TypeFlags.Null ? 1 : t.flags & ts.TypeFlags.Undefined ? 2 : 0);
       for (const t of [...members].sort((a, b) => nullish(a) - nullish(b))) {
         if (hasTrue && hasFalse && t.flags & ts.TypeFlags.BooleanLiteral) continue;
         parts.push(this.wrap(t, this.print(t, depth, where, nested)));
@@ -282,7 +281,7 @@ export function checkRouterTypes(): void {
     ].join('\n'),
   );
   try {
-    const program = ts.createProgram([checkFile], compilerOptions);
+    const program = ts.createProgram([checkFile], compilerOptions());
     const diagnostics = ts.getPreEmitDiagnostics(program, program.getSourceFile(checkFile));
     if (diagnostics.length > 0) {
       const host: ts.FormatDiagnosticsHost = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => root, getNewLine: () => '\n' };

@@ -1,0 +1,121 @@
+/**
+ * The typed client of order-service: its tRPC procedures over `/trpc`, batched, with every
+ * error the service answers raised as an `OrderServiceError` that carries the RFC 9457 problem.
+ */
+import { createTRPCClient, httpBatchLink, TRPCClientError, type HTTPBatchLinkOptions, type TRPCClient, type TRPCLink } from '@trpc/client';
+import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
+import { observable } from '@trpc/server/observable';
+import type { AppRouter, ErrorShape, ProblemSlug } from './app-router.js';
+
+export type { AppRouter, ProblemSlug };
+
+/** An RFC 9457 problem, as the service answers every error (`type` is `/problems/<slug>`). */
+export type Problem = ErrorShape['data']['problem'];
+/** One entry of `problem.errors` (400 and 422): the field, dotted (`items.0.quantity`), and what is wrong. */
+export type FieldError = NonNullable<Problem['errors']>[number];
+
+/** Inputs of every procedure: `RouterInputs['products']['create']`. */
+export type RouterInputs = inferRouterInputs<AppRouter>;
+/** Outputs of every procedure: `RouterOutputs['orders']['get']`. */
+export type RouterOutputs = inferRouterOutputs<AppRouter>;
+
+export type OrderServiceClient = TRPCClient<AppRouter>;
+
+type Fetch = NonNullable<HTTPBatchLinkOptions<AppRouter['_def']['_config']['$types']>['fetch']>;
+type Token = string | null | undefined;
+
+interface BaseOptions {
+  /** Base URL of the service, such as `https://orders.example.com`; calls go to `<url>/trpc`. */
+  url: string | URL;
+  /** A `fetch` to use instead of the global one (tests, older runtimes, instrumentation). */
+  fetch?: Fetch;
+}
+
+export type OrderServiceClientOptions = BaseOptions &
+  (
+    | {
+        /** A fixed access token, sent as `Authorization: Bearer <token>`; omit it to call public procedures. */
+        token?: string;
+        getToken?: never;
+      }
+    | {
+        /** Asked before every request (batch), so a refreshed token is used at once; nothing: anonymous. */
+        getToken: () => Token | Promise<Token>;
+        token?: never;
+      }
+  );
+
+/** Any error the service answered: the tRPC error, plus the problem details it carried. */
+export class OrderServiceError extends TRPCClientError<AppRouter> {
+  readonly problem: Problem;
+
+  constructor(error: TRPCClientError<AppRouter>, problem: Problem) {
+    super(error.message, { result: error.shape ? { error: error.shape } : null, cause: error.cause, meta: error.meta });
+    // TRPCClientError resets the prototype to its own; a subclass must set it back.
+    Object.setPrototypeOf(this, new.target.prototype);
+    this.name = 'OrderServiceError';
+    this.problem = problem;
+  }
+
+  /** The HTTP status the problem stands for (422, 404, 409...). */
+  get status(): number {
+    return this.problem.status;
+  }
+}
+
+/**
+ * Whether `error` is a problem the service answered, and, given a slug, whether it is that one:
+ * `if (isProblem(error, 'validation-error')) error.problem.errors` is typed.
+ */
+export function isProblem(error: unknown, slug?: ProblemSlug): error is OrderServiceError {
+  return error instanceof OrderServiceError && (slug === undefined || error.problem.type === `/problems/${slug}`);
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
+/** The problem an error carries: in the tRPC error data, or as the body of an HTTP-level refusal. */
+function problemOf(error: TRPCClientError<AppRouter>): Problem | undefined {
+  const candidate: unknown = error.data?.problem ?? error.meta?.responseJSON;
+  if (!isRecord(candidate) || typeof candidate.type !== 'string' || typeof candidate.status !== 'number') return undefined;
+  return candidate as Problem;
+}
+
+/** Turns the errors that carry a problem into `OrderServiceError`s; others (network) pass as they are. */
+const problemLink: TRPCLink<AppRouter> =
+  () =>
+  ({ op, next }) =>
+    observable((observer) => {
+      const subscription = next(op).subscribe({
+        next: (value) => observer.next(value),
+        error: (error) => {
+          const problem = problemOf(error);
+          observer.error(problem ? new OrderServiceError(error, problem) : error);
+        },
+        complete: () => observer.complete(),
+      });
+      return () => subscription.unsubscribe();
+    });
+
+/**
+ * A typed client of the service's procedures: `await client.products.create.mutate({...})`,
+ * `await client.products.list.query({ category })`. Calls made together go in one request.
+ */
+export function createOrderServiceClient(options: OrderServiceClientOptions): OrderServiceClient {
+  const { token, getToken } = options;
+  const url = `${String(options.url).replace(/\/+$/, '')}/trpc`;
+  return createTRPCClient<AppRouter>({
+    links: [
+      problemLink,
+      httpBatchLink({
+        url,
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+        // Browsers and proxies refuse long URLs; longer batches of queries are split.
+        maxURLLength: 2083,
+        headers: async () => {
+          const current = getToken ? await getToken() : token;
+          return current ? { authorization: `Bearer ${current}` } : {};
+        },
+      }),
+    ],
+  });
+}

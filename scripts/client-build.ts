@@ -1,0 +1,98 @@
+/**
+ * Builds client-sdk/dist: writes the router declaration from the server's router type, proves it
+ * equivalent to the server's, compiles the package, and checks that nothing in dist points
+ * outside the package but to `@trpc/client` and `@trpc/server` (the client's peer).
+ *
+ *   npm run client:build
+ */
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import type { AnyProcedure, AnyRouter } from '@trpc/server';
+import ts from 'typescript';
+import { API_PREFIX } from '../server/http/paths.ts';
+import { appRouter } from '../server/router.ts';
+import type { Meta } from '../server/trpc/trpc.ts';
+import { checkRouterTypes, generatedRouterFile, generateRouterTypes } from './client-router-types.ts';
+
+const root = resolve(import.meta.dirname, '..');
+export const sdkDir = join(root, 'client-sdk');
+export const distDir = join(sdkDir, 'dist');
+
+/** Bare specifiers the published files may import. */
+const allowedImports = [/^@trpc\/client$/, /^@trpc\/server(\/observable)?$/];
+
+function procedureDocs(): Map<string, { summary?: string; route?: string }> {
+  const docs = new Map<string, { summary?: string; route?: string }>();
+  const router: AnyRouter = appRouter;
+  for (const [path, procedure] of Object.entries(router._def.procedures as Record<string, AnyProcedure>)) {
+    const openapi = (procedure._def.meta as Meta | undefined)?.openapi;
+    if (openapi) docs.set(path, { summary: openapi.summary, route: `${openapi.method} ${API_PREFIX}${openapi.path}` });
+  }
+  return docs;
+}
+
+function compile(): void {
+  const configPath = join(sdkDir, 'tsconfig.json');
+  const config = ts.getParsedCommandLineOfConfigFile(configPath, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => fail([d]) });
+  if (!config) throw new Error(`cannot read ${configPath}`);
+  const program = ts.createProgram(config.fileNames, config.options);
+  const result = program.emit();
+  const diagnostics = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics];
+  if (diagnostics.length > 0) fail(diagnostics);
+}
+
+function fail(diagnostics: readonly ts.Diagnostic[]): never {
+  const host: ts.FormatDiagnosticsHost = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => root, getNewLine: () => '\n' };
+  throw new Error(`client-sdk does not compile:\n${ts.formatDiagnostics(diagnostics, host)}`);
+}
+
+function* files(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* files(path);
+    else yield path;
+  }
+}
+
+/** Every module specifier of the built files must be relative (inside dist) or an allowed package. */
+export function checkDist(): void {
+  const problems: string[] = [];
+  for (const file of files(distDir)) {
+    if (!/\.(js|d\.ts)$/.test(file)) continue;
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+    const specifiers: string[] = [];
+    const visit = (node: ts.Node): void => {
+      if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+        specifiers.push(node.moduleSpecifier.text);
+      } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+        specifiers.push(node.argument.literal.text);
+      } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+        specifiers.push(node.arguments[0].text);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    for (const specifier of specifiers) {
+      const inside = specifier.startsWith('.') && resolve(file, '..', specifier).startsWith(distDir);
+      if (!inside && !allowedImports.some((pattern) => pattern.test(specifier))) {
+        problems.push(`${relative(root, file)} imports ${specifier}`);
+      }
+    }
+  }
+  if (problems.length > 0) throw new Error(`client-sdk/dist must be self-contained:\n  ${problems.join('\n  ')}`);
+}
+
+export function buildClient(): void {
+  const text = generateRouterTypes({ docs: procedureDocs() });
+  if (!existsSync(generatedRouterFile) || readFileSync(generatedRouterFile, 'utf8') !== text) writeFileSync(generatedRouterFile, text);
+  checkRouterTypes();
+  rmSync(distDir, { recursive: true, force: true });
+  compile();
+  checkDist();
+}
+
+if (import.meta.filename === resolve(process.argv[1] ?? '')) {
+  const started = Date.now();
+  buildClient();
+  console.log(`client-sdk built in ${((Date.now() - started) / 1000).toFixed(1)} s: ${relative(process.cwd(), distDir)}`);
+}

@@ -1,0 +1,226 @@
+/**
+ * The published client as a front end gets it: `npm pack` of client-sdk (which builds it),
+ * installed from the tarball into a fresh project outside this repository, type-checked by
+ * `tsc` (wrong inputs must not compile), then run against a listening service.
+ *
+ * Runs in the pglite project only: the package, not the database, is under test, and packing,
+ * installing and compiling twice would only slow CI down.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, '../..');
+const sdkDir = join(root, 'client-sdk');
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const trpcVersion = (JSON.parse(readFileSync(join(root, 'node_modules/@trpc/client/package.json'), 'utf8')) as { version: string }).version;
+const sdkManifest = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')) as { name: string; version: string };
+
+/** A front end's code: every `@ts-expect-error` must meet an error, or tsc fails. */
+const consumerSource = String.raw`
+import { createOrderServiceClient, isProblem, OrderServiceError, type Problem, type RouterInputs, type RouterOutputs } from '@order-service/client';
+import type { components, paths } from '@order-service/client/rest';
+
+type NewProduct = paths['/products']['post']['requestBody']['content']['application/json'];
+
+declare const process: { env: Record<string, string | undefined> };
+const url = process.env.ORDER_SERVICE_URL ?? '';
+const token = process.env.ORDER_SERVICE_TOKEN ?? '';
+
+let requests = 0;
+const countingFetch: typeof fetch = (input, init) => {
+  requests += 1;
+  return fetch(input, init);
+};
+const admin = createOrderServiceClient({ url, getToken: async () => token, fetch: countingFetch });
+const anonymous = createOrderServiceClient({ url, fetch: countingFetch });
+
+/** Never called: each line must fail to compile. */
+export async function wrongInputs(): Promise<void> {
+  // @ts-expect-error price is an integer of minor units, not a string
+  await admin.products.create.mutate({ sku: 'A-1', name: 'Mug', category: 'kitchen', price: '9.00' });
+  // @ts-expect-error sku is required
+  await admin.products.create.mutate({ name: 'Mug', category: 'kitchen', price: 900 });
+  // @ts-expect-error no such procedure
+  await admin.products.destroy.mutate({ id: 1 });
+  // @ts-expect-error create is a mutation, not a query
+  await admin.products.create.query({ sku: 'A-1', name: 'Mug', category: 'kitchen', price: 900 });
+  // @ts-expect-error an order item names product_id and quantity
+  await admin.orders.create.mutate({ items: [{ product: 1, quantity: 1 }] });
+  // @ts-expect-error token and getToken exclude each other
+  createOrderServiceClient({ url, token, getToken: () => token });
+  const product = await anonymous.products.get.query({ id: 1 });
+  // @ts-expect-error outputs are typed: price is a number
+  const price: string = product.price;
+  // @ts-expect-error REST types: a product's body has no such field
+  const body: NewProduct = { sku: 'A-1', name: 'Mug', category: 'kitchen', price: 900, colour: 'red' };
+  void price;
+  void body;
+}
+
+const input: RouterInputs['products']['create'] = { sku: 'SDK-' + Date.now(), name: 'Mug', category: 'kitchen-sdk', price: 900, stock: 3 };
+const created: RouterOutputs['products']['create'] = await admin.products.create.mutate(input);
+
+// Two queries made together travel in one request (httpBatchLink).
+const before = requests;
+const [list, one] = await Promise.all([
+  anonymous.products.list.query({ category: 'kitchen-sdk' }),
+  anonymous.products.get.query({ id: created.id }),
+]);
+const batchedRequests = requests - before;
+
+async function problemOf(call: () => Promise<unknown>): Promise<{ problem: Problem; instance: boolean; status: number; code: string | undefined } | string> {
+  try {
+    await call();
+    return 'no error';
+  } catch (error) {
+    if (!isProblem(error)) return 'not a problem: ' + String(error);
+    return { problem: error.problem, instance: error instanceof OrderServiceError, status: error.status, code: error.data?.code };
+  }
+}
+
+const invalid = await problemOf(() => admin.products.create.mutate({ sku: '', name: 'Mug', category: 'kitchen', price: -5 }));
+const anonymousWrite = await problemOf(() => anonymous.products.create.mutate({ sku: 'A-2', name: 'Mug', category: 'kitchen', price: 900 }));
+const restProduct: components['schemas']['Product'] = created;
+
+console.log(JSON.stringify({ created, listed: list.data.map((p) => p.sku), one, batchedRequests, invalid, anonymousWrite, restProduct }));
+`;
+
+const consumerConfig = (moduleResolution: 'NodeNext' | 'Bundler') => ({
+  compilerOptions: {
+    target: 'ES2022',
+    module: moduleResolution === 'NodeNext' ? 'NodeNext' : 'ESNext',
+    moduleResolution,
+    // tRPC's own declarations name Disposable (TypeScript's esnext.disposable library).
+    lib: ['ES2022', 'DOM', 'ESNext.Disposable'],
+    types: [],
+    strict: true,
+    // Check the package's declarations too, not only the consumer.
+    skipLibCheck: false,
+    ...(moduleResolution === 'NodeNext' ? { outDir: 'out' } : { noEmit: true }),
+  },
+  files: ['consumer.ts'],
+});
+
+/** Every module specifier in the installed package's files. */
+function specifiers(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !/\.(js|d\.ts)$/.test(entry.name)) continue;
+    const text = readFileSync(join(entry.parentPath, entry.name), 'utf8');
+    for (const match of text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)['"]([^'"]+)['"]/g)) found.push(match[1] as string);
+  }
+  return found;
+}
+
+describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/client, installed in a fresh project', () => {
+  let project: string;
+  let packedFiles: string[];
+
+  beforeAll(async () => {
+    project = mkdtempSync(join(tmpdir(), 'order-service-client-'));
+    // prepack builds dist (router types from the server, compile, self-containment check).
+    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', project], { cwd: sdkDir, maxBuffer: 16 << 20 });
+    // The build's own lines come first; npm's JSON report starts at a line of its own.
+    const [packed] = JSON.parse(stdout.slice(stdout.search(/^\[\s*$/m))) as { filename: string; files: { path: string }[] }[];
+    if (!packed) throw new Error(`npm pack printed no package: ${stdout}`);
+    packedFiles = packed.files.map((f) => f.path).sort();
+
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({
+        name: 'consumer',
+        private: true,
+        type: 'module',
+        dependencies: {
+          [sdkManifest.name]: `file:./${packed.filename}`,
+          '@trpc/client': trpcVersion,
+          '@trpc/server': trpcVersion,
+        },
+      }),
+    );
+    // Peers are listed above; --legacy-peer-deps keeps npm from adding TypeScript as tRPC's peer.
+    await run('npm', ['install', '--prefer-offline', '--legacy-peer-deps', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: project,
+    });
+    writeFileSync(join(project, 'consumer.ts'), consumerSource);
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(consumerConfig('NodeNext')));
+    writeFileSync(join(project, 'tsconfig.bundler.json'), JSON.stringify(consumerConfig('Bundler')));
+  }, 180_000);
+
+  afterAll(() => {
+    if (project) rmSync(project, { recursive: true, force: true });
+  });
+
+  it('ships only the built files, its README and its manifest', () => {
+    expect(packedFiles).toContain('dist/index.js');
+    expect(packedFiles).toContain('dist/index.d.ts');
+    expect(packedFiles).toContain('dist/app-router.d.ts');
+    expect(packedFiles).toContain('dist/rest-types.d.ts');
+    expect(packedFiles).toContain('README.md');
+    expect(packedFiles.filter((f) => !f.startsWith('dist/'))).toEqual(['README.md', 'package.json']);
+  });
+
+  it('imports nothing but @trpc/client and @trpc/server: no path into the server', () => {
+    const installed = join(project, 'node_modules', sdkManifest.name, 'dist');
+    const external = specifiers(installed).filter((s) => !s.startsWith('./'));
+    expect(new Set(external)).toEqual(new Set(['@trpc/client', '@trpc/server', '@trpc/server/observable']));
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules', sdkManifest.name, 'package.json'), 'utf8')) as Record<string, unknown>;
+    expect(Object.keys(manifest.dependencies as object)).toEqual(['@trpc/client']);
+  });
+
+  it('type-checks a consumer with tsc, and wrong inputs do not compile (NodeNext and bundler resolution)', async () => {
+    for (const config of ['tsconfig.json', 'tsconfig.bundler.json']) {
+      const result = await run(process.execPath, [tsc, '-p', config], { cwd: project }).catch((error: { stdout: string }) => error);
+      expect(result.stdout, `tsc -p ${config}`).toBe('');
+    }
+  }, 60_000);
+
+  describe('against a listening service', () => {
+    let service: TestApp;
+    let output: Record<string, unknown>;
+
+    beforeAll(async () => {
+      service = await createTestApp();
+      const address = await service.app.listen({ port: 0, host: '127.0.0.1' });
+      const { stdout } = await run(process.execPath, [join('out', 'consumer.js')], {
+        cwd: project,
+        env: { PATH: process.env.PATH, ORDER_SERVICE_URL: address, ORDER_SERVICE_TOKEN: service.admin.token },
+      });
+      output = JSON.parse(stdout) as Record<string, unknown>;
+    }, 60_000);
+
+    afterAll(async () => {
+      await service?.close();
+    });
+
+    it('creates a product as an admin and reads it back, two queries in one request', () => {
+      const created = output.created as { id: number; sku: string; price: number };
+      expect(created).toMatchObject({ name: 'Mug', category: 'kitchen-sdk', price: 900, stock: 3, currency: 'USD' });
+      expect(output.listed).toEqual([created.sku]);
+      expect(output.one).toEqual(created);
+      expect(output.batchedRequests).toBe(1);
+    });
+
+    it('receives invalid input as an OrderServiceError carrying the 422 problem', () => {
+      expect(output.invalid).toMatchObject({
+        instance: true,
+        status: 422,
+        code: 'UNPROCESSABLE_CONTENT',
+        problem: { type: '/problems/validation-error', status: 422, title: 'Validation failed' },
+      });
+      const fields = (output.invalid as { problem: { errors: { field: string }[] } }).problem.errors.map((e) => e.field);
+      expect(fields.sort()).toEqual(['price', 'sku']);
+    });
+
+    it('receives a write without a token as a 401 problem', () => {
+      expect(output.anonymousWrite).toMatchObject({ instance: true, status: 401, problem: { type: '/problems/unauthorized' } });
+    });
+  });
+});
