@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { TRPCError } from '@trpc/server';
+import cors from '@fastify/cors';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TokenService } from './auth/tokens.ts';
@@ -20,6 +21,8 @@ export interface AppOptions {
   bodyLimit?: number;
   trustProxy?: boolean;
   logger?: FastifyServerOptions['logger'];
+  /** Browser origins allowed by CORS (`'*'`: any); none by default. */
+  corsOrigins?: string[] | '*';
   /** PEM certificate and key: serve HTTPS (and send HSTS). */
   tls?: { cert: string; key: string };
 }
@@ -102,6 +105,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler((error, request, reply) => handleError(error, request, reply));
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new DomainError('not-found', `No resource at ${request.url.split('?')[0]}.`)));
   app.addHook('onClose', async () => database.close());
+
+  const origins = options.corsOrigins ?? [];
+  if (origins === '*' || origins.length > 0) {
+    // Preflights are answered in the plugin's onRequest hook, before routing and auth.
+    await app.register(cors, {
+      origin: origins === '*' ? true : origins,
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'If-Modified-Since', 'Idempotency-Key', 'X-Request-Id'],
+      exposedHeaders: ['ETag', 'Last-Modified', 'Location', 'Link', 'X-Request-Id', 'Allow', 'Accept-Post', 'Accept-Patch', 'WWW-Authenticate', 'Retry-After'],
+      maxAge: 600,
+    });
+  }
 
   registerRestRoutes(app, { router: appRouter, db: database.db, tokens });
 

@@ -35,6 +35,10 @@ const EnvSchema = z.object({
   TRUST_PROXY: bool.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PUBLIC_URL: z.url().optional(),
+  CORS_ORIGINS: z
+    .string()
+    .refine((v) => v === '*' || v.split(',').every((o) => /^https?:\/\/[^/\s]+$/.test(o.trim())), 'must be * or a comma list of origins such as https://shop.example.com')
+    .optional(),
   TLS_CERT_FILE: z.string().min(1).optional(),
   TLS_KEY_FILE: z.string().min(1).optional(),
 });
@@ -54,6 +58,8 @@ export interface Config {
   logLevel: string;
   publicUrl: string | undefined;
   tls: { cert: string; key: string } | undefined;
+  /** Browser origins allowed to call the API; `'*'` for any; empty: no CORS headers. */
+  corsOrigins: string[] | '*';
 }
 
 export class ConfigError extends Error {
@@ -100,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY ?? false,
     logLevel: e.LOG_LEVEL,
     publicUrl: e.PUBLIC_URL,
+    corsOrigins: e.CORS_ORIGINS === '*' ? '*' : (e.CORS_ORIGINS?.split(',').map((o) => o.trim()) ?? []),
     tls: e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { cert: readFileSync(e.TLS_CERT_FILE, 'utf8'), key: readFileSync(e.TLS_KEY_FILE, 'utf8') } : undefined,
   };
 }

@@ -25,6 +25,7 @@ const app = await buildApp({
   bodyLimit: config.bodyLimit,
   trustProxy: config.trustProxy,
   ...(config.tls ? { tls: config.tls } : {}),
+  corsOrigins: config.corsOrigins,
   logger: {
     level: config.logLevel,
     redact: ['req.headers.authorization', 'req.headers.cookie'],
