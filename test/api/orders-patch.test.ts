@@ -7,6 +7,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { productInput } from '../helpers/factories.ts';
+import { expectProblem } from '../helpers/problems.ts';
 
 interface OrderItemBody {
   product_id: number;
@@ -27,12 +28,6 @@ interface OrderBody {
   updated_at: string;
   _links: Record<string, { href: string; method: string }>;
 }
-interface ProblemBody {
-  type: string;
-  status: number;
-  errors?: { field: string; message: string }[];
-}
-
 const ORDERS = '/api/v1/orders';
 const MERGE = { 'content-type': 'application/merge-patch+json' };
 const JSON_PATCH = { 'content-type': 'application/json-patch+json' };
@@ -80,15 +75,6 @@ async function read(id: number): Promise<{ order: OrderBody; etag: string }> {
 
 function patch(id: number, doc: unknown, token: string, headers: Record<string, string> = MERGE): Promise<LightMyRequestResponse> {
   return t.request({ method: 'PATCH', url: `${ORDERS}/${id}`, headers, payload: JSON.stringify(doc), token });
-}
-
-function expectProblem(res: LightMyRequestResponse, status: number, slug: string, fields?: string[]): ProblemBody {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const problem = res.json<ProblemBody>();
-  expect(problem).toMatchObject({ type: `/problems/${slug}`, status });
-  if (fields) expect((problem.errors ?? []).map((e) => e.field)).toEqual(expect.arrayContaining(fields));
-  return problem;
 }
 
 /** The state after a refused patch is the state before it: same body, same ETag. */

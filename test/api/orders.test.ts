@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orders, payments, products } from '../../server/db/schema.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { productInput } from '../helpers/factories.ts';
+import { expectProblem } from '../helpers/problems.ts';
 
 interface Link {
   href: string;
@@ -39,15 +40,6 @@ interface OrderListBody {
   page: number;
   limit: number;
   has_more: boolean;
-}
-interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance?: string;
-  errors?: { field: string; message: string }[];
-  allowed?: string[];
 }
 interface ProductBody {
   id: number;
@@ -162,15 +154,6 @@ function action(id: number, name: 'confirm' | 'cancel', token: string, headers: 
 
 function list(query: string, token: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return t.request({ method: 'GET', url: `${ORDERS}${query}`, headers, token });
-}
-
-function expectProblem(res: LightMyRequestResponse, status: number, slug: string, fields?: string[]): ProblemBody {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const problem = res.json<ProblemBody>();
-  expect(problem).toMatchObject({ type: `/problems/${slug}`, status });
-  if (fields) expect((problem.errors ?? []).map((e) => e.field)).toEqual(expect.arrayContaining(fields));
-  return problem;
 }
 
 /** The state after a refused write is the state before it: same body, same ETag. */
