@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { TRPCError } from '@trpc/server';
 import cors from '@fastify/cors';
+import rateLimit from '@fastify/rate-limit';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import type { TokenService } from './auth/tokens.ts';
+import type { Caller, TokenService } from './auth/tokens.ts';
 import type { Database } from './db/client.ts';
-import { DomainError, problemTypes } from './errors/problems.ts';
+import { DomainError } from './errors/problems.ts';
 import { registerDocs } from './http/docs.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { handleError, sendProblem } from './http/problem-reply.ts';
@@ -21,6 +21,8 @@ export interface AppOptions {
   bodyLimit?: number;
   trustProxy?: boolean;
   logger?: FastifyServerOptions['logger'];
+  /** Requests per window per caller (`sub`, else client IP); every response carries RateLimit-*. */
+  rateLimit?: { max: number; timeWindow: string | number };
   /** Browser origins allowed by CORS (`'*'`: any); none by default. */
   corsOrigins?: string[] | '*';
   /** PEM certificate and key: serve HTTPS (and send HSTS). */
@@ -28,6 +30,10 @@ export interface AppOptions {
 }
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified caller (null: anonymous), set before routing on API and tRPC requests. */
+    caller: Caller | null;
+  }
   interface FastifyContextConfig {
     /** JSON API route: content negotiation applies. */
     api?: boolean;
@@ -95,12 +101,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.getDefaultJsonParser('error', 'error'),
   );
 
+  app.decorateRequest('caller', null);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     if (options.tls) reply.header('strict-transport-security', 'max-age=31536000');
-    if (request.routeOptions.config.api && !acceptsJson(request.headers.accept)) {
+    const api = request.routeOptions.config.api === true;
+    if (api && !acceptsJson(request.headers.accept)) {
       throw new DomainError('not-acceptable', 'This API answers only application/json (and application/problem+json).');
     }
+    // The token is verified once, before rate limiting, so limits count per verified caller.
+    if (api || request.url.startsWith('/trpc/')) request.caller = await tokens.authenticate(request.headers.authorization);
   });
   app.setErrorHandler((error, request, reply) => handleError(error, request, reply));
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new DomainError('not-found', `No resource at ${request.url.split('?')[0]}.`)));
@@ -118,7 +128,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
   }
 
-  registerRestRoutes(app, { router: appRouter, db: database.db, tokens });
+  const limits = options.rateLimit ?? { max: 600, timeWindow: '1 minute' };
+  await app.register(rateLimit, {
+    max: limits.max,
+    timeWindow: limits.timeWindow,
+    hook: 'preHandler',
+    enableDraftSpec: true,
+    keyGenerator: (request) => (request.caller ? `sub:${request.caller.sub}` : `ip:${request.ip}`),
+    errorResponseBuilder: (_request, context) =>
+      new DomainError('rate-limited', `Too many requests: the limit is ${context.max} per window; retry in ${context.after}.`),
+  });
+
+  registerRestRoutes(app, { router: appRouter, db: database.db });
 
   // Health: unversioned, GET/HEAD only.
   app.get('/api/health', { config: { api: true } }, async (_request, reply) => {
@@ -150,16 +171,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       router: appRouter,
       allowMethodOverride: false,
       createContext: async ({ req }): Promise<Context> => {
-        try {
-          const caller = await tokens.authenticate(req.headers.authorization);
-          const ifMatch = parseEntityTags(req.headers['if-match']);
-          return createContextInner({ db: database.db, caller, requestId: String(req.id), preconditions: ifMatch ? { ifMatch } : {} });
-        } catch (error) {
-          if (error instanceof DomainError) {
-            throw new TRPCError({ code: problemTypes[error.slug].code, message: error.message, cause: error });
-          }
-          throw error;
-        }
+        const ifMatch = parseEntityTags(req.headers['if-match']);
+        return createContextInner({ db: database.db, caller: req.caller, requestId: String(req.id), preconditions: ifMatch ? { ifMatch } : {} });
       },
       onError: ({ error, req }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR') app.log.error({ err: error.cause ?? error, reqId: req.id }, 'trpc call failed');

@@ -26,6 +26,7 @@ const app = await buildApp({
   trustProxy: config.trustProxy,
   ...(config.tls ? { tls: config.tls } : {}),
   corsOrigins: config.corsOrigins,
+  rateLimit: { max: config.rateLimit.max, timeWindow: config.rateLimit.window },
   logger: {
     level: config.logLevel,
     redact: ['req.headers.authorization', 'req.headers.cookie'],

@@ -7,7 +7,6 @@
 import type { AnyProcedure, AnyRouter } from '@trpc/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { z } from 'zod';
-import type { Caller, TokenService } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
 import { DomainError } from '../errors/problems.ts';
 import { entityTagOfJson, parseEntityTags } from '../lib/etag.ts';
@@ -44,7 +43,6 @@ interface RestRoute {
 export interface RestAdapterOptions {
   router: AnyRouter;
   db: Db;
-  tokens: TokenService;
 }
 
 /** The base type of a Zod schema once optional/default/nullable wrappers are peeled off. */
@@ -178,13 +176,9 @@ function notModified(request: FastifyRequest, etag: string, lastModified: Date |
   return false;
 }
 
-export interface RequestAuth {
-  authenticate(request: FastifyRequest): Promise<Caller | null>;
-}
-
 export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOptions): RestRoute[] {
   const routes = collectRestRoutes(options.router);
-  const { db, tokens } = options;
+  const { db } = options;
 
   const handlerFor = (route: RestRoute) => {
     const type = route.method === 'GET' ? 'query' : 'mutation';
@@ -193,7 +187,7 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
     const cacheControl = isRead ? CACHE_CONTROL[route.rest.cache ?? 'private'] : 'no-store';
 
     return async (request: FastifyRequest, reply: FastifyReply) => {
-      const caller = await tokens.authenticate(request.headers.authorization);
+      const caller = request.caller;
       const input = buildInput(route, request);
       const ifMatch = parseEntityTags(request.headers['if-match']);
       const ctx = createContextInner({ db, caller, requestId: String(request.id), preconditions: ifMatch ? { ifMatch } : {} });

@@ -60,7 +60,8 @@ export async function createUserRow(db: Db, tokens: TokenService, role: 'custome
 export async function createTestApp(): Promise<TestApp> {
   const database = await createTestDatabase();
   const tokens = new TokenService(TEST_JWT);
-  const app = await buildApp({ database, tokens });
+  // A limit no suite reaches; test/api/rate-limit.test.ts builds its own app with a small one.
+  const app = await buildApp({ database, tokens, rateLimit: { max: 1_000_000, timeWindow: '1 minute' } });
   await app.ready();
   const admin = await createUserRow(database.db, tokens, 'admin');
   return {
