@@ -7,7 +7,8 @@
 import type { AnyRouter } from '@trpc/server';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { problemTypes, type ProblemSlug } from '../errors/problems.ts';
-import { collectRestRoutes, API_PREFIX } from './rest-adapter.ts';
+import { API_PREFIX } from './paths.ts';
+import { collectRestRoutes } from './rest-adapter.ts';
 
 type Json = Record<string, unknown>;
 
@@ -64,7 +65,6 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
         : { description: status === 201 ? 'Created.' : 'Success.', headers, content: success.content };
     if (isRead) responses['304'] = { description: 'Not modified (If-None-Match / If-Modified-Since).', headers: { ETag: header('Entity tag.') } };
 
-    const protectedRoute = route.procedure._def.meta && (route.procedure._def.meta as { openapi?: { protect?: boolean } }).openapi?.protect !== false;
     const slugs = new Set<ProblemSlug>(['malformed-request', 'not-acceptable', 'rate-limited', 'internal-error']);
     if (route.pathParams.size > 0) slugs.add('not-found');
     if (!isRead) slugs.add('validation-error');
@@ -72,12 +72,9 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
       slugs.add('payload-too-large');
       slugs.add('unsupported-media-type');
     }
-    if (protectedRoute) {
-      slugs.add('unauthorized');
-      slugs.add('forbidden');
-    } else {
-      slugs.add('unauthorized'); // an invalid token is refused even where none is needed
-    }
+    // An invalid token is refused even where none is needed; only protected operations forbid.
+    slugs.add('unauthorized');
+    if (route.protect) slugs.add('forbidden');
     if (isRead && route.queryParams.size > 0) slugs.add('validation-error');
     if (!isRead && route.pathParams.size > 0) slugs.add('precondition-failed');
     for (const slug of route.rest.problems ?? []) slugs.add(slug);

@@ -14,7 +14,6 @@ import { createContextInner } from '../trpc/context.ts';
 import type { Meta, RestMeta } from '../trpc/trpc.ts';
 import { toDomainError } from '../trpc/trpc.ts';
 
-export { API_PREFIX } from './paths.ts';
 import { API_PREFIX } from './paths.ts';
 const PREFIXES = [API_PREFIX, '/api'];
 
@@ -38,6 +37,8 @@ interface RestRoute {
   /** True when the input has fields that come from a JSON body. */
   hasBody: boolean;
   contentTypes: string[];
+  /** Needs a token (trpc-to-openapi's `protect`, default true). */
+  protect: boolean;
 }
 
 export interface RestAdapterOptions {
@@ -89,6 +90,7 @@ export function collectRestRoutes(router: AnyRouter): RestRoute[] {
       queryParams: bodyMethod ? new Map() : queryParams,
       hasBody: bodyMethod && (queryParams.size > 0 || meta.rest?.patch === true),
       contentTypes: openapi.contentTypes ?? ['application/json'],
+      protect: openapi.protect !== false,
     });
   }
   return routes;

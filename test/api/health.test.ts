@@ -80,3 +80,15 @@ describe('GET /api/health answers 503 with "status":"unavailable" when the datab
     expect(res.statusCode).toBe(503);
   });
 });
+
+describe('during a graceful shutdown health answers 503 (CONTRACT section 10)', () => {
+  // Runs last: it puts the shared app into shutdown.
+  it('after startShutdown the database still answers, but health says unavailable', async () => {
+    expect((await t.request({ method: 'GET', url: '/api/health' })).statusCode).toBe(200);
+    t.app.startShutdown();
+    const res = await t.request({ method: 'GET', url: '/api/health' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({ status: 'unavailable' });
+    expect(await t.database.ping()).toBe(true);
+  });
+});

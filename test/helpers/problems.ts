@@ -1,18 +1,9 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
+import type { Problem } from '../../server/errors/problems.ts';
 
-/** An RFC 9457 problem as the service answers it. */
-export interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance?: string;
-  request_id?: string;
-  errors?: { field: string; message: string }[];
-  allowed?: string[];
-  [extension: string]: unknown;
-}
+/** An RFC 9457 problem as the service answers it (`allowed` on invalid state transitions). */
+export type ProblemBody = Problem & { allowed?: string[] };
 
 /** Asserts a problem response of this status and slug (and, if given, naming these fields). */
 export function expectProblem(res: LightMyRequestResponse, status: number, slug: string, fields?: string[]): ProblemBody {

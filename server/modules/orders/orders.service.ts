@@ -131,11 +131,14 @@ async function priceItems(db: Db, items: ItemSpec[], currency: string, previous:
   return priced;
 }
 
-async function writeItems(db: Db, orderId: number, priced: { productId: number; quantity: number; unitPrice: number }[]): Promise<void> {
+/** Replaces the order's lines; answers the stored rows, in position order. */
+async function writeItems(db: Db, orderId: number, priced: { productId: number; quantity: number; unitPrice: number }[]): Promise<ItemRow[]> {
   await db.delete(orderItems).where(eq(orderItems.orderId, orderId));
-  if (priced.length > 0) {
-    await db.insert(orderItems).values(priced.map((item, position) => ({ orderId, position, ...item })));
-  }
+  if (priced.length === 0) return [];
+  return db
+    .insert(orderItems)
+    .values(priced.map((item, position) => ({ orderId, position, ...item })))
+    .returning();
 }
 
 /** Sums quantities per product, in product id order (a fixed lock order avoids deadlocks). */
@@ -241,7 +244,7 @@ async function withLockedOrder(
       .where(eq(orders.id, id))
       .returning();
     if (!row) throw notFound(id);
-    return toOrder(await loadOrder(tx, id, false));
+    return toOrder({ row, items: order.items });
   });
 }
 
@@ -260,8 +263,7 @@ export async function createOrder(db: Db, caller: Caller, input: OrderCreate): P
       .values({ customerId, address: input.address ?? null, discountCode: input.discount_code ?? null, currency, status: 'draft' })
       .returning();
     if (!row) throw new Error('insert returned no row');
-    await writeItems(tx, row.id, priced);
-    return toOrder(await loadOrder(tx, row.id, false));
+    return toOrder({ row, items: await writeItems(tx, row.id, priced) });
   });
 }
 
@@ -340,8 +342,7 @@ async function applyDocument(tx: Db, caller: Caller, order: LoadedOrder, doc: Or
   current.discountCode = discountCode;
   if (itemsChanged || currencyChanged) {
     const priced = await priceItems(tx, items, currency, currencyChanged ? [] : order.items);
-    await writeItems(tx, current.id, priced);
-    order.items = await tx.select().from(orderItems).where(eq(orderItems.orderId, current.id)).orderBy(asc(orderItems.position));
+    order.items = await writeItems(tx, current.id, priced);
   }
   if (nextStatus !== status) await moveStatus(tx, caller, order, nextStatus, 'write');
   return true;
