@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { MAX_ACCESS_TOKEN_TTL_SECONDS, MIN_SECRET_BYTES } from './auth/tokens.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -23,10 +24,14 @@ const EnvSchema = z.object({
     .optional(),
   DATA_DIR: z.string().min(1).default('.data'),
   DATABASE_POOL_SIZE: positiveInt.max(200).default(10),
-  JWT_SECRET: z.string().min(32, 'must be at least 32 bytes').optional(),
+  // Bytes, not characters: the HMAC key is the secret's UTF-8 encoding.
+  JWT_SECRET: z
+    .string()
+    .refine((v) => Buffer.byteLength(v, 'utf8') >= MIN_SECRET_BYTES, `must be at least ${MIN_SECRET_BYTES} bytes`)
+    .optional(),
   JWT_ISSUER: z.string().min(1).default('order-service'),
   JWT_AUDIENCE: z.string().min(1).default('order-service-api'),
-  ACCESS_TOKEN_TTL_SECONDS: positiveInt.max(24 * 3600).default(900),
+  ACCESS_TOKEN_TTL_SECONDS: positiveInt.max(MAX_ACCESS_TOKEN_TTL_SECONDS).default(900),
   ADMIN_EMAIL: z.email().optional(),
   ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').max(256).optional(),
   BODY_LIMIT: positiveInt.default(1024 * 1024),
@@ -115,7 +120,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 function developmentSecret(dataDir: string, ephemeral: boolean): string {
   if (ephemeral) return randomBytes(32).toString('base64url');
   const file = resolve(dataDir, 'jwt-secret');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (existsSync(file)) {
+    const kept = readFileSync(file, 'utf8').trim();
+    // A hand-edited or truncated file must not quietly weaken every token's signature.
+    if (Buffer.byteLength(kept, 'utf8') < MIN_SECRET_BYTES) {
+      throw new ConfigError([
+        `${file}: the development JWT secret must be at least ${MIN_SECRET_BYTES} bytes; delete the file to have a new one generated, or set JWT_SECRET`,
+      ]);
+    }
+    return kept;
+  }
   mkdirSync(dataDir, { recursive: true });
   const secret = randomBytes(32).toString('base64url');
   writeFileSync(file, secret, { mode: 0o600 });

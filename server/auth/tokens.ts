@@ -22,6 +22,20 @@ export interface TokenSettings {
   accessTokenTtlSeconds: number;
 }
 
+/**
+ * The longest an access token may live (`exp - iat`), and the cap of ACCESS_TOKEN_TTL_SECONDS.
+ * A token minted elsewhere with the same secret cannot outlive what this service would issue.
+ */
+export const MAX_ACCESS_TOKEN_TTL_SECONDS = 24 * 3600;
+/** How far in the future `iat` may lie: clocks of the minting and verifying hosts may differ a little. */
+export const CLOCK_SKEW_SECONDS = 60;
+/** HS256 keys shorter than the hash output (32 bytes) weaken the signature (RFC 7518 section 3.2). */
+export const MIN_SECRET_BYTES = 32;
+/** The largest user id (PostgreSQL integer). */
+const MAX_USER_ID = 2_147_483_647;
+/** A user id as exactly one string spells it: no sign, space, exponent, hex or leading zero. */
+const CANONICAL_USER_ID = /^[1-9][0-9]{0,9}$/;
+
 const ClaimsSchema = z.object({
   sub: z.string().min(1),
   role: z.enum(['customer', 'admin', 'service']),
@@ -34,9 +48,20 @@ export class TokenService {
 
   constructor(private readonly settings: TokenSettings) {
     this.key = new TextEncoder().encode(settings.secret);
+    if (this.key.byteLength < MIN_SECRET_BYTES) {
+      throw new Error(`The JWT signing secret must be at least ${MIN_SECRET_BYTES} bytes (it has ${this.key.byteLength}).`);
+    }
+    if (settings.accessTokenTtlSeconds > MAX_ACCESS_TOKEN_TTL_SECONDS) {
+      throw new Error(`The access token lifetime must be at most ${MAX_ACCESS_TOKEN_TTL_SECONDS} seconds.`);
+    }
   }
 
   async mint(subject: { sub: string; role: Role; name?: string; scope?: string }, ttlSeconds?: number): Promise<string> {
+    const ttl = ttlSeconds ?? this.settings.accessTokenTtlSeconds;
+    // Never mint what authenticate() would refuse.
+    if (!(Number.isInteger(ttl) && ttl > 0 && ttl <= MAX_ACCESS_TOKEN_TTL_SECONDS)) {
+      throw new RangeError(`A token lifetime must be 1-${MAX_ACCESS_TOKEN_TTL_SECONDS} seconds.`);
+    }
     return new SignJWT({ role: subject.role, name: subject.name, scope: subject.scope })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(subject.sub)
@@ -44,7 +69,7 @@ export class TokenService {
       .setAudience(this.settings.audience)
       .setIssuedAt()
       .setJti(randomUUID())
-      .setExpirationTime(`${ttlSeconds ?? this.settings.accessTokenTtlSeconds}s`)
+      .setExpirationTime(`${ttl}s`)
       .sign(this.key);
   }
 
@@ -59,19 +84,36 @@ export class TokenService {
         algorithms: ['HS256'],
         issuer: this.settings.issuer,
         audience: this.settings.audience,
-        requiredClaims: ['exp', 'sub'],
+        requiredClaims: ['exp', 'iat', 'sub'],
       }));
     } catch (error) {
       throw invalidToken(describeJoseError(error));
     }
+    checkLifetime(payload);
     const claims = ClaimsSchema.safeParse(payload);
     if (!claims.success) throw invalidToken('The access token lacks a valid sub or role claim.');
     const { sub, role, name, scope } = claims.data;
-    const userId = role === 'service' ? undefined : Number(sub);
-    if (userId !== undefined && !(Number.isSafeInteger(userId) && userId > 0)) {
+    // One user, one spelling: `1e0`, ` 1`, `0x1` or `01` would otherwise be user 1 under another
+    // `sub` (and so another rate-limit bucket and idempotency scope).
+    const userId = role === 'service' ? undefined : CANONICAL_USER_ID.test(sub) ? Number(sub) : Number.NaN;
+    if (userId !== undefined && !(userId >= 1 && userId <= MAX_USER_ID)) {
       throw invalidToken('The access token subject is not a user id.');
     }
     return { sub, userId, role, name, scopes: new Set(scope?.split(' ').filter(Boolean) ?? []) };
+  }
+}
+
+/**
+ * `iat` is required, may lie at most CLOCK_SKEW_SECONDS in the future, and `exp - iat` at most
+ * MAX_ACCESS_TOKEN_TTL_SECONDS. By hand rather than with jose's `clockTolerance`, which would
+ * also accept an `exp` that has already passed.
+ */
+function checkLifetime(payload: { iat?: number; exp?: number }): void {
+  const { iat, exp } = payload;
+  if (iat === undefined || exp === undefined) throw invalidToken('The access token needs iat and exp claims.');
+  if (iat > Math.floor(Date.now() / 1000) + CLOCK_SKEW_SECONDS) throw invalidToken('The access token claim "iat" lies in the future.');
+  if (exp - iat > MAX_ACCESS_TOKEN_TTL_SECONDS) {
+    throw invalidToken(`The access token lives longer than ${MAX_ACCESS_TOKEN_TTL_SECONDS} seconds (exp - iat).`);
   }
 }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_ACCESS_TOKEN_TTL_SECONDS, TokenService } from '../../server/auth/tokens.ts';
 import { createTestApp, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
 import { productInput } from '../helpers/factories.ts';
 
@@ -27,6 +28,8 @@ interface SignOptions {
   aud?: string;
   /** Seconds since the epoch; `null` leaves the claim out. */
   exp?: number | null;
+  /** Seconds since the epoch (default ten seconds ago); `null` leaves the claim out. */
+  iat?: number | null;
 }
 
 /** A token minted outside the service with jose; by default exactly what the service accepts. */
@@ -35,8 +38,9 @@ async function signToken(claims: JWTPayload, options: SignOptions = {}): Promise
     .setProtectedHeader({ alg: options.alg ?? 'HS256', typ: 'JWT' })
     .setIssuer(options.iss ?? TEST_JWT.issuer)
     .setAudience(options.aud ?? TEST_JWT.audience)
-    .setIssuedAt(now() - 10)
     .setJti(randomUUID());
+  const iat = options.iat === undefined ? now() - 10 : options.iat;
+  if (iat !== null) jwt = jwt.setIssuedAt(iat);
   const exp = options.exp === undefined ? now() + 600 : options.exp;
   if (exp !== null) jwt = jwt.setExpirationTime(exp);
   return jwt.sign(secretKey(options.secret ?? TEST_JWT.secret));
@@ -147,6 +151,86 @@ describe('an invalid access token is 401 with error="invalid_token"', () => {
   it('a token with the wrong audience', async () => {
     const token = await signToken(adminClaims(), { aud: 'another-api' });
     expectInvalidToken(await getWith(PROTECTED, `Bearer ${token}`));
+  });
+});
+
+describe('token lifetime is bounded: iat required, not in the future, exp - iat at most 24 hours', () => {
+  it('exp in the year 9999 is refused (regression: no maximum lifetime)', async () => {
+    const token = await signToken(adminClaims(), { exp: 253402300799 });
+    expectInvalidToken(await getWith(PROTECTED, `Bearer ${token}`));
+  });
+
+  it('exp - iat one second over 24 hours is refused', async () => {
+    const iat = now() - 10;
+    const token = await signToken(adminClaims(), { iat, exp: iat + MAX_ACCESS_TOKEN_TTL_SECONDS + 1 });
+    expectInvalidToken(await getWith(PROTECTED, `Bearer ${token}`));
+  });
+
+  it('exp - iat of exactly 24 hours is accepted', async () => {
+    const iat = now() - 10;
+    const token = await signToken(adminClaims(), { iat, exp: iat + MAX_ACCESS_TOKEN_TTL_SECONDS });
+    expect((await getWith(PROTECTED, `Bearer ${token}`)).statusCode).toBe(200);
+  });
+
+  it('a token without iat is refused', async () => {
+    const token = await signToken(adminClaims(), { iat: null });
+    expectInvalidToken(await getWith(PROTECTED, `Bearer ${token}`));
+  });
+
+  it('iat an hour in the future is refused (regression: a future iat was accepted)', async () => {
+    const token = await signToken(adminClaims(), { iat: now() + 3600, exp: now() + 3700 });
+    expectInvalidToken(await getWith(PROTECTED, `Bearer ${token}`));
+  });
+
+  it('iat a few seconds in the future (clock skew under 60 s) is accepted', async () => {
+    const token = await signToken(adminClaims(), { iat: now() + 5 });
+    expect((await getWith(PROTECTED, `Bearer ${token}`)).statusCode).toBe(200);
+  });
+
+  it('the same limits apply on /trpc', async () => {
+    const token = await signToken(adminClaims(), { exp: 253402300799 });
+    const res = await t.request({ method: 'GET', url: '/trpc/products.list', headers: { authorization: `Bearer ${token}` } });
+    expect(res.statusCode).toBe(401);
+  });
+
+  it('the service never mints a token it would refuse', async () => {
+    const tokens = new TokenService(TEST_JWT);
+    await expect(tokens.mint({ sub: '1', role: 'admin' }, MAX_ACCESS_TOKEN_TTL_SECONDS + 1)).rejects.toThrow(RangeError);
+  });
+});
+
+describe('a user token names its user in one canonical spelling', () => {
+  const spellings = (id: number) => [`${id}e0`, ` ${id}`, `${id} `, `0x${id.toString(16)}`, `0${id}`, `+${id}`, `${id}.0`];
+  it('another spelling of a real user id is refused (regression: 1e0, " 1", 0x1 were user 1)', async () => {
+    for (const sub of spellings(t.admin.id)) {
+      const token = await signToken({ sub, role: 'admin' });
+      expectInvalidToken(await getWith(PROTECTED, `Bearer ${token}`));
+    }
+  });
+
+  it.each(['0', '-1', '2147483648', '99999999999', 'abc'])('sub %j is not a user id', async (sub) => {
+    const token = await signToken({ sub, role: 'customer' });
+    expectInvalidToken(await getWith(PUBLIC, `Bearer ${token}`));
+  });
+
+  it('sub "2147483647" (the largest id) is a well-formed subject', async () => {
+    const token = await signToken({ sub: '2147483647', role: 'customer' });
+    // Well-formed, so it authenticates; that user does not exist, so it reads nothing.
+    expect((await getWith('/api/v1/users/2147483647', `Bearer ${token}`)).statusCode).not.toBe(401);
+  });
+});
+
+describe('the signing secret is at least 32 bytes', () => {
+  it('TokenService refuses a 31-byte secret', () => {
+    expect(() => new TokenService({ ...TEST_JWT, secret: 's'.repeat(31) })).toThrow(/32 bytes/);
+  });
+
+  it('TokenService refuses a 1-character secret (regression: a 1-character development secret was accepted)', () => {
+    expect(() => new TokenService({ ...TEST_JWT, secret: 'x' })).toThrow(/32 bytes/);
+  });
+
+  it('TokenService accepts 32 bytes', () => {
+    expect(() => new TokenService({ ...TEST_JWT, secret: 's'.repeat(32) })).not.toThrow();
   });
 });
 

@@ -91,6 +91,21 @@ describe('JWT_SECRET must be at least 32 bytes', () => {
   it('a 32-character secret is accepted', () => {
     expect(load({ JWT_SECRET: 's'.repeat(32) }).jwt.secret).toBe('s'.repeat(32));
   });
+
+  it('bytes count, not characters: 31 ASCII bytes plus one 2-byte character is 33 bytes and accepted', () => {
+    const secret = `${'s'.repeat(31)}é`;
+    expect(load({ JWT_SECRET: secret }).jwt.secret).toBe(secret);
+  });
+});
+
+describe('ACCESS_TOKEN_TTL_SECONDS is at most 24 hours (the longest lifetime a token may have)', () => {
+  it('86400 is accepted', () => {
+    expect(load({ JWT_SECRET: SECRET, ACCESS_TOKEN_TTL_SECONDS: '86400' }).jwt.accessTokenTtlSeconds).toBe(86400);
+  });
+
+  it('86401 is refused naming ACCESS_TOKEN_TTL_SECONDS', () => {
+    expect(naming(problemsOf({ JWT_SECRET: SECRET, ACCESS_TOKEN_TTL_SECONDS: '86401' }), 'ACCESS_TOKEN_TTL_SECONDS')).toBe(true);
+  });
 });
 
 describe('DATABASE_URL: postgres://, postgresql:// or memory:// (absent: embedded PGlite under DATA_DIR)', () => {
@@ -214,6 +229,24 @@ describe('in development without JWT_SECRET a secret is created under DATA_DIR a
     expect(readFileSync(file, 'utf8').trim()).toBe(first.jwt.secret);
     const second = loadConfig({ NODE_ENV: 'development', DATA_DIR: dataDir });
     expect(second.jwt.secret).toBe(first.jwt.secret);
+  });
+
+  it('a kept secret shorter than 32 bytes stops the start with a ConfigError naming the file (regression: a 1-character secret was accepted)', () => {
+    const dataDir = freshDataDir();
+    loadConfig({ NODE_ENV: 'development', DATA_DIR: dataDir });
+    const file = join(dataDir, 'jwt-secret');
+    writeFileSync(file, 'x\n');
+    const problems = (() => {
+      try {
+        loadConfig({ NODE_ENV: 'development', DATA_DIR: dataDir });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as ConfigError).problems;
+      }
+      throw new Error('expected a ConfigError for a 1-byte development secret');
+    })();
+    expect(problems.join('\n')).toContain(file);
+    expect(problems.join('\n')).toContain('32 bytes');
   });
 
   it('with DATABASE_URL=memory:// the secret is ephemeral and nothing is written', () => {
