@@ -1196,6 +1196,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: email
+                     * @description At most 254 characters (local part at most 64); compared case-insensitively.
                      * @example ada@example.com
                      */
                     email: string;
@@ -1481,6 +1482,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: email
+                     * @description At most 254 characters (local part at most 64); compared case-insensitively.
                      * @example ada@example.com
                      */
                     email: string;

@@ -2,13 +2,32 @@ import { z } from 'zod';
 
 export const MAX_INT = 2_147_483_647;
 
-/** Text a client sends: bounded, and without NUL (PostgreSQL text cannot hold it). */
-export const text = (min: number, max: number) =>
+// C0 controls, DEL and C1 controls (\p{Cc}): invisible, they spoof what a reader sees (ESC starts
+// terminal escape sequences) and PostgreSQL text cannot hold NUL. Written as ranges, not \p{...},
+// so the pattern in the OpenAPI document is one every JSON Schema tool understands.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const SINGLE_LINE = /^[^\x00-\x1F\x7F-\x9F]*$/;
+// Multi-line text keeps tab, line feed and carriage return, and refuses every other control.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const MULTI_LINE = /^[^\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]*$/;
+// An unpaired UTF-16 surrogate (JSON allows "\ud800") has no UTF-8 encoding: storing it would
+// silently turn it into U+FFFD, so the value read back would differ from the one written.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Text a client sends: bounded, without control characters (single-line; `multiline` allows tab,
+ * LF and CR) and without lone surrogates. 422 names the field otherwise.
+ */
+export const text = (min: number, max: number, options: { multiline?: boolean } = {}) =>
   z
     .string()
     .min(min)
     .max(max)
-    .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters');
+    .regex(
+      options.multiline ? MULTI_LINE : SINGLE_LINE,
+      options.multiline ? 'must not contain control characters other than tab and line breaks' : 'must not contain control characters',
+    )
+    .refine((value) => !LONE_SURROGATE.test(value), 'must not contain unpaired UTF-16 surrogates');
 
 export const Id = z.int().min(1).max(MAX_INT).meta({ description: 'Identifier assigned by the service.', example: 17 });
 export const IdParam = z.object({ id: Id });

@@ -955,3 +955,17 @@ describe('Who may do what: customers act on their own orders, admins on all', ()
     expectProblem(await t.request({ method: 'DELETE', url: `${ORDERS}/${order.id}` }), 401, 'unauthorized');
   });
 });
+
+describe('the address is one line of text: control characters and lone surrogates are 422 naming address', () => {
+  it.each([
+    ['ESC', String.raw`1 Main St\u001b[8m`],
+    ['a line feed', String.raw`1 Main St\nSpringfield`],
+    ['a lone surrogate', String.raw`1 Main St \ud800`],
+  ])('an address with %s is refused and nothing is created (regression: accepted or silently replaced)', async (_label, escaped) => {
+    const before = await list('?limit=100', alice.token);
+    const payload = `{"items":[{"product_id":${shirt.id},"quantity":1}],"address":"${escaped}"}`;
+    const res = await t.request({ method: 'POST', url: ORDERS, payload, headers: { 'content-type': 'application/json' }, token: alice.token });
+    expect(expectProblem(res, 422, 'validation-error', ['address']).errors?.map((e) => e.field)).toEqual(['address']);
+    expect((await list('?limit=100', alice.token)).json<OrderListBody>().data).toHaveLength(before.json<OrderListBody>().data.length);
+  });
+});

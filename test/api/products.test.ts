@@ -275,6 +275,28 @@ describe('field bounds: an invalid body answers 422 validation-error with one er
     expect(fieldsOf(expectProblem(res, 422, 'validation-error', BASE))).toEqual(['name']);
   });
 
+  it.each([
+    ['name', String.raw`Red \u001b[2J tee`],
+    ['sku', String.raw`SKU-\u0085`],
+    ['category', String.raw`apparel\n`],
+    ['name', String.raw`Red \ud800 tee`],
+    ['description', String.raw`Soft \u001b cotton`],
+    ['description', String.raw`Soft \udfff cotton`],
+  ])('%s with a control character or a lone surrogate (%s) answers 422 naming it (regression: accepted or silently replaced)', async (field, escaped) => {
+    const input = productInput();
+    delete input[field];
+    const body = JSON.stringify(input).replace(/}$/, `,"${field}":"${escaped}"}`);
+    const res = await t.request({ method: 'POST', url: BASE, payload: body, headers: { 'content-type': 'application/json' }, token: t.admin.token });
+    expect(fieldsOf(expectProblem(res, 422, 'validation-error', BASE))).toEqual([field]);
+  });
+
+  it('a description may hold tabs and line breaks (it is multi-line text)', async () => {
+    const description = 'Soft cotton.\r\n\tMachine washable.\nMade in Portugal.';
+    const res = await t.request({ method: 'POST', url: BASE, payload: productInput({ description }), token: t.admin.token });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json<{ description: string }>().description).toBe(description);
+  });
+
   it('a body that is not a JSON object answers 422', async () => {
     const res = await t.request({ method: 'POST', url: BASE, payload: [productInput()], token: t.admin.token });
     expectProblem(res, 422, 'validation-error', BASE);

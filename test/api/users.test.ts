@@ -210,6 +210,85 @@ describe('user fields are validated (422 validation-error with an entry per fiel
   });
 });
 
+describe('email and name are validated as a careful registration form would (422 naming the field)', () => {
+  /** A raw JSON body, so escapes such as \u001b and a lone \ud800 reach the server's JSON parser as sent. */
+  const rawPost = (json: string) =>
+    t.request({ method: 'POST', url: '/api/v1/users', payload: json, headers: { 'content-type': 'application/json' } });
+
+  it.each([
+    'x1@b-.com',
+    'x1@-b.com',
+    'a@localhost',
+    'a@b.c',
+    'a@b.c0m',
+    '-a@example.com',
+    'a-@example.com',
+    'a..b@example.com',
+    'a@exa_mple.com',
+    `${'l'.repeat(65)}@example.com`,
+    `a@${'d'.repeat(63)}.${'d'.repeat(63)}.${'d'.repeat(63)}.${'d'.repeat(63)}.com`,
+  ])('email %s is refused (regression: x1@b-.com was accepted)', async (email) => {
+    const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: userInput({ email }) });
+    expectProblem(res, 422, 'validation-error');
+    expect(errorFields(res)).toEqual(['email']);
+    expect(await rowsWithEmail(email)).toHaveLength(0);
+  });
+
+  it.each(['o.k+tag@sub.ex-ample.co.uk', "o'brien@example.io", `${'l'.repeat(64)}@example.com`])('email %s is accepted', async (email) => {
+    expect((await register({ email })).email).toBe(email);
+  });
+
+  it.each([
+    ['ESC', String.raw`Ada \u001b[31mLovelace`],
+    ['a C1 control (CSI)', String.raw`Ada \u009b31m`],
+    ['DEL', String.raw`Ada\u007f`],
+    ['a line feed', String.raw`Ada\nLovelace`],
+    ['a tab', String.raw`Ada\tLovelace`],
+    ['a lone high surrogate', String.raw`Ada \ud800`],
+    ['a lone low surrogate', String.raw`\udc00 Ada`],
+  ])('a name with %s is refused (regression: controls accepted, lone surrogates replaced)', async (_label, escaped) => {
+    const email = userInput().email as string;
+    const res = await rawPost(`{"email":"${email}","name":"${escaped}","password":"a-long-enough-password"}`);
+    expectProblem(res, 422, 'validation-error');
+    expect(errorFields(res)).toEqual(['name']);
+    expect(await rowsWithEmail(email)).toHaveLength(0);
+  });
+
+  it('a name with a character outside the BMP (a surrogate pair) is kept exactly', async () => {
+    const email = userInput().email as string;
+    const res = await rawPost(`{"email":"${email}","name":"Ada \\ud83d\\ude00","password":"a-long-enough-password"}`);
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json<UserBody>().name).toBe('Ada \u{1F600}');
+  });
+
+  it('PUT refuses a control character in the name too', async () => {
+    const user = await t.createUser('customer');
+    const res = await t.request({
+      method: 'PUT',
+      url: `/api/v1/users/${user.id}`,
+      payload: `{"id":${user.id},"email":"${user.email}","name":"Evil\\u001b]0;title\\u0007"}`,
+      headers: { 'content-type': 'application/json' },
+      token: user.token,
+    });
+    expectProblem(res, 422, 'validation-error');
+    expect(errorFields(res)).toEqual(['name']);
+  });
+
+  it('/trpc refuses them the same way', async () => {
+    const email = userInput().email as string;
+    const res = await t.request({
+      method: 'POST',
+      url: '/trpc/users.create',
+      payload: `{"email":"${email}","name":"Ada \\ud800","password":"a-long-enough-password"}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.statusCode).toBe(422);
+    const body = res.json<{ error: { data: { problem: { errors: { field: string }[] } } } }>();
+    expect(body.error.data.problem.errors.map((e) => e.field)).toEqual(['name']);
+    expect(await rowsWithEmail(email)).toHaveLength(0);
+  });
+});
+
 describe('the password is stored as a slow salted hash', () => {
   it('the stored value is an scrypt hash that does not contain the password', async () => {
     const password = 'plain-text-must-not-be-stored';

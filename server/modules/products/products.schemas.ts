@@ -22,7 +22,7 @@ export type Product = z.infer<typeof Product>;
 const productFields = {
   sku: text(1, 64).meta({ description: 'Stock-keeping unit, unique.', example: 'TEE-RED-M' }),
   name: text(1, 200).meta({ example: 'Red T-shirt, M' }),
-  description: text(0, 2000).nullable().optional(),
+  description: text(0, 2000, { multiline: true }).nullable().optional(),
   category: text(1, 64).meta({ example: 'apparel' }),
   price: z.int().min(0).max(MAX_INT).meta({ description: 'Price in minor units (cents).', example: 1999 }),
   currency: Currency.default('USD'),

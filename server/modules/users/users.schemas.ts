@@ -15,7 +15,18 @@ export const User = z
   .meta({ id: 'User' });
 export type User = z.infer<typeof User>;
 
-const Email = z.email().max(254).meta({ example: 'ada@example.com' });
+/**
+ * What a careful registration form accepts (stricter than RFC 5321, on purpose): a local part of
+ * at most 64 letters, digits and `_'+-` in dot-separated atoms that neither start nor end with a
+ * hyphen; domain labels of letters, digits and inner hyphens (at most 63 each); a top-level
+ * domain of at least two letters. `x1@b-.com` and `a@localhost` are refused.
+ */
+const EMAIL_PATTERN =
+  /^(?=[^@]{1,64}@)[A-Za-z0-9_'+](?:[A-Za-z0-9_'+-]*[A-Za-z0-9_'+])?(?:\.[A-Za-z0-9_'+](?:[A-Za-z0-9_'+-]*[A-Za-z0-9_'+])?)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
+const Email = z
+  .email({ pattern: EMAIL_PATTERN, message: 'must be an email address such as ada@example.com' })
+  .max(254)
+  .meta({ example: 'ada@example.com', description: 'At most 254 characters (local part at most 64); compared case-insensitively.' });
 const Password = text(8, 256).meta({ description: 'Write-only; stored as a salted scrypt hash, never returned.', writeOnly: true });
 
 const userFields = {
