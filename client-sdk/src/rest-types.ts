@@ -459,7 +459,7 @@ export interface operations {
                     /** @example apparel */
                     category: string;
                     /**
-                     * @description Price in minor units (cents).
+                     * @description Price in minor units (cents), 0-1000000000.
                      * @example 1999
                      */
                     price: number;
@@ -469,7 +469,11 @@ export interface operations {
                      * @example USD
                      */
                     currency?: string;
-                    /** @default 0 */
+                    /**
+                     * @description Units available, 0-1000000000: bounded so that releasing reserved stock can never overflow.
+                     * @default 0
+                     * @example 100
+                     */
                     stock?: number;
                 };
             };
@@ -753,7 +757,7 @@ export interface operations {
                     /** @example apparel */
                     category: string;
                     /**
-                     * @description Price in minor units (cents).
+                     * @description Price in minor units (cents), 0-1000000000.
                      * @example 1999
                      */
                     price: number;
@@ -763,7 +767,11 @@ export interface operations {
                      * @example USD
                      */
                     currency?: string;
-                    /** @default 0 */
+                    /**
+                     * @description Units available, 0-1000000000: bounded so that releasing reserved stock can never overflow.
+                     * @default 0
+                     * @example 100
+                     */
                     stock?: number;
                     /** @description Read-only; ignored when sent. */
                     created_at?: unknown;

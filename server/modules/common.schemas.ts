@@ -2,6 +2,18 @@ import { z } from 'zod';
 
 export const MAX_INT = 2_147_483_647;
 
+/**
+ * The largest stock a product may hold. An order reserves at most 100 lines x 10,000 units of a
+ * product, so releasing a reservation onto a full stock stays far below MAX_INT (PostgreSQL
+ * integer); the release also caps at this bound, so no sequence of writes can overflow.
+ */
+export const MAX_STOCK = 1_000_000_000;
+/**
+ * The largest price in minor units (10,000,000.00 in a two-decimal currency): a line (x 10,000)
+ * and an order total (100 lines) stay exact integers in JavaScript (below 2^53).
+ */
+export const MAX_PRICE = 1_000_000_000;
+
 // C0 controls, DEL and C1 controls (\p{Cc}): invisible, they spoof what a reader sees (ESC starts
 // terminal escape sequences) and PostgreSQL text cannot hold NUL. Written as ranges, not \p{...},
 // so the pattern in the OpenAPI document is one every JSON Schema tool understands.

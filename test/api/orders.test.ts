@@ -718,6 +718,50 @@ describe('Stock: confirm reserves every line or none; cancel and delete release 
   });
 });
 
+describe('Stock is bounded (0-1,000,000,000) so releasing reserved stock never overflows', () => {
+  const MAX_STOCK = 1_000_000_000;
+  const fullLines = (productId: number) => Array.from({ length: 100 }, () => ({ product_id: productId, quantity: 10_000 }));
+
+  async function setStock(productId: number, stock: number): Promise<LightMyRequestResponse> {
+    const current = await t.request({ method: 'GET', url: `/api/v1/products/${productId}` });
+    return t.request({ method: 'PUT', url: `/api/v1/products/${productId}`, payload: { ...current.json<Record<string, unknown>>(), stock }, token: t.admin.token });
+  }
+
+  it('PUT with stock at the integer maximum is 422 naming stock (regression: accepted, then cancel overflowed with 500)', async () => {
+    const a = await newProduct({ stock: 10 });
+    const order = await makeOrder('confirmed', { items: [{ product_id: a.id, quantity: 4 }] });
+    expectProblem(await setStock(a.id, 2_147_483_647), 422, 'validation-error', ['stock']);
+    expect(await stockOf(a.id)).toBe(6);
+    expect((await action(order.id, 'cancel', alice.token)).statusCode).toBe(200);
+    expect(await stockOf(a.id)).toBe(10);
+  });
+
+  it('stock set to the maximum while orders hold reservations: cancel answers 200 and DELETE 204, stock stays at the bound', async () => {
+    const a = await newProduct({ stock: MAX_STOCK });
+    // Two orders each reserve a full order's worth (100 lines x 10,000), and each time an admin
+    // tops the stock up to the maximum again, so the reservations outnumber the room left.
+    const first = await makeOrder('confirmed', { items: fullLines(a.id) });
+    expect((await setStock(a.id, MAX_STOCK)).statusCode).toBe(200);
+    const second = await makeOrder('confirmed', { items: fullLines(a.id) });
+    expect((await setStock(a.id, MAX_STOCK)).statusCode).toBe(200);
+
+    const cancelled = await action(first.id, 'cancel', alice.token);
+    expect(cancelled.statusCode, cancelled.body).toBe(200);
+    expect(cancelled.json<OrderBody>().status).toBe('cancelled');
+    expect(await stockOf(a.id)).toBe(MAX_STOCK);
+
+    const deleted = await t.request({ method: 'DELETE', url: `${ORDERS}/${second.id}`, token: alice.token });
+    expect(deleted.statusCode, deleted.body).toBe(204);
+    expect(await stockOf(a.id)).toBe(MAX_STOCK);
+  });
+
+  it('POST with stock or price above the bound is 422 naming each; the bound itself is accepted', async () => {
+    const res = await t.request({ method: 'POST', url: '/api/v1/products', payload: productInput({ stock: MAX_STOCK + 1, price: 1_000_000_001 }), token: t.admin.token });
+    expectProblem(res, 422, 'validation-error', ['stock', 'price']);
+    expect((await newProduct({ stock: MAX_STOCK, price: 1_000_000_000 })).stock).toBe(MAX_STOCK);
+  });
+});
+
 // ---------------------------------------------------------------- delete
 
 describe('DELETE /orders/{id}: 204 without payment, 409 with one, 404 when repeated', () => {

@@ -5,7 +5,7 @@ import { orderItems, orders, payments, products, users } from '../../db/schema.t
 import { DomainError, type FieldError } from '../../errors/problems.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
-import { iso, toPage, type Page } from '../common.schemas.ts';
+import { iso, MAX_STOCK, toPage, type Page } from '../common.schemas.ts';
 import { API_PREFIX } from '../../http/paths.ts';
 import {
   ACTIVE_STATUSES,
@@ -171,11 +171,20 @@ async function reserveStock(db: Db, items: ItemRow[]): Promise<void> {
   }
 }
 
+/**
+ * Puts reserved units back. Stock is at most MAX_STOCK (the product schema), but many orders may
+ * have reserved from it before an admin set it to the maximum again: the sum is computed in
+ * bigint and capped at MAX_STOCK (or at a larger stock stored before the bound existed), so a
+ * cancel or DELETE can never fail on integer overflow and leave the order stuck.
+ */
 async function releaseStock(db: Db, items: ItemRow[]): Promise<void> {
   for (const [productId, quantity] of perProduct(items)) {
     await db
       .update(products)
-      .set({ stock: sql`${products.stock} + ${quantity}`, updatedAt: new Date() })
+      .set({
+        stock: sql`least(${products.stock}::bigint + ${quantity}, greatest(${products.stock}, ${MAX_STOCK}))`,
+        updatedAt: new Date(),
+      })
       .where(eq(products.id, productId));
   }
 }

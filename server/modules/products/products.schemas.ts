@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Currency, Id, listOf, MAX_INT, PageQuery, ReadOnly, text, Timestamp } from '../common.schemas.ts';
+import { Currency, Id, listOf, MAX_PRICE, MAX_STOCK, PageQuery, ReadOnly, text, Timestamp } from '../common.schemas.ts';
 
 export const SORT_FIELDS = ['name', 'price', 'created_at', 'id'] as const;
 
@@ -24,9 +24,18 @@ const productFields = {
   name: text(1, 200).meta({ example: 'Red T-shirt, M' }),
   description: text(0, 2000, { multiline: true }).nullable().optional(),
   category: text(1, 64).meta({ example: 'apparel' }),
-  price: z.int().min(0).max(MAX_INT).meta({ description: 'Price in minor units (cents).', example: 1999 }),
+  price: z
+    .int()
+    .min(0)
+    .max(MAX_PRICE)
+    .meta({ description: `Price in minor units (cents), 0-${MAX_PRICE}.`, example: 1999 }),
   currency: Currency.default('USD'),
-  stock: z.int().min(0).max(MAX_INT).default(0),
+  stock: z
+    .int()
+    .min(0)
+    .max(MAX_STOCK)
+    .default(0)
+    .meta({ description: `Units available, 0-${MAX_STOCK}: bounded so that releasing reserved stock can never overflow.`, example: 100 }),
 };
 
 export const ProductInput = z.strictObject(productFields).meta({ id: 'ProductInput' });
