@@ -109,8 +109,10 @@ export function createOrderServiceClient(options: OrderServiceClientOptions): Or
       httpBatchLink({
         url,
         ...(options.fetch ? { fetch: options.fetch } : {}),
-        // Browsers and proxies refuse long URLs; longer batches of queries are split.
+        // Browsers and proxies refuse long URLs; longer batches of queries are split. The
+        // service takes up to 100 calls a request; 50 keeps each response small.
         maxURLLength: 2083,
+        maxItems: 50,
         headers: async () => {
           const current = getToken ? await getToken() : token;
           return current ? { authorization: `Bearer ${current}` } : {};

@@ -107,6 +107,18 @@ export const problemTypes = {
     code: 'NOT_FOUND',
     description: 'The resource existed and was removed for good (for example an archived product).',
   },
+  'request-timeout': {
+    status: 408,
+    title: 'Request timeout',
+    code: 'TIMEOUT',
+    description: 'The request did not arrive whole in time: the connection was closed. Send it again.',
+  },
+  'request-header-fields-too-large': {
+    status: 431,
+    title: 'Request header fields too large',
+    code: 'BAD_REQUEST',
+    description: 'The request headers are larger than the server accepts (16 KiB in all). Send fewer or shorter headers.',
+  },
   'precondition-failed': {
     status: 412,
     title: 'Precondition failed',

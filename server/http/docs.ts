@@ -25,12 +25,24 @@ const docsPage = `<!doctype html>
 </body>
 </html>`;
 
+/** Swagger UI from our own origin only; it styles inline and draws its icons as data: images. */
+const DOCS_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; " +
+  "font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
 const initScript = `window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`;
 
 /** Interactive docs (Swagger UI, served from our own node_modules: no CDN) and problem type pages. */
 export async function registerDocs(app: FastifyInstance): Promise<void> {
   await app.register(fastifyStatic, { root: swaggerUiDir, prefix: '/api/docs/assets/', decorateReply: false, index: false });
-  app.get('/api/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=300').send(docsPage));
+  app.get('/api/docs', async (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'public, max-age=300')
+      .header('content-security-policy', DOCS_CSP)
+      .header('x-frame-options', 'DENY')
+      .send(docsPage),
+  );
   app.get('/api/docs/init.js', async (_request, reply) =>
     reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(initScript),
   );
@@ -48,6 +60,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
 <p>Problem bodies are <code>application/problem+json</code> with <code>type</code>, <code>title</code>, <code>status</code>,
 <code>detail</code>, <code>instance</code>, <code>request_id</code> and, for validation failures, <code>errors</code>.</p>
 </body></html>`;
-    return reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=3600').send(html);
+    // No script, style or frame: the app's default policy (`default-src 'none'; frame-ancestors 'none'`) stands.
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=3600').header('x-frame-options', 'DENY').send(html);
   });
 }

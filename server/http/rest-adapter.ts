@@ -100,10 +100,14 @@ function badParam(field: string, message: string): DomainError {
   return new DomainError('malformed-request', `Parameter "${field}" ${message}.`, { errors: [{ field, message }] });
 }
 
+/**
+ * A well-formed integer of any length passes on as a number: out of range it fails the
+ * schema's bounds (422; in a path, 404: it names nothing), never the format check (400).
+ */
 function coerce(field: string, raw: unknown, kind: ParamKind): unknown {
   if (typeof raw !== 'string') throw badParam(field, 'must be given once');
   if (kind === 'string') return raw;
-  if (!/^-?\d{1,15}$/.test(raw)) throw badParam(field, 'must be an integer');
+  if (!/^-?\d+$/.test(raw)) throw badParam(field, 'must be an integer');
   return Number(raw);
 }
 
@@ -250,13 +254,14 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
   return routes;
 }
 
-const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
-
-/** 405 with `Allow` for every method a known path does not support; OPTIONS answers 204 + Allow. */
+/**
+ * 405 with `Allow` for every method a known path does not support, whatever the method (the
+ * app registers every method Node parses); OPTIONS answers 204 + Allow.
+ */
 export function registerMethodFallbacks(app: FastifyInstance, methodsByUrl: Map<string, Set<string>>): void {
   for (const [url, methods] of methodsByUrl) {
     const allow = [...methods, 'OPTIONS'].join(', ');
-    const missing = ALL_METHODS.filter((m) => !methods.has(m));
+    const missing = app.supportedMethods.filter((m) => !methods.has(m)) as HTTPMethods[];
     if (missing.length === 0) continue;
     app.route({
       method: missing,

@@ -85,11 +85,26 @@ async function problemOf(call: () => Promise<unknown>): Promise<{ problem: Probl
   }
 }
 
+// A front end's burst: 50 order reads and 50 product lists at once (the client splits them into
+// batches the service accepts; batches of ten once failed on the server's path length limit).
+const adminId = Number(process.env.ORDER_SERVICE_ADMIN_ID);
+const order = await admin.orders.create.mutate({ customer_id: adminId, items: [{ product_id: created.id, quantity: 1 }] });
+const beforeBurst = requests;
+const burst = await Promise.allSettled([
+  ...Array.from({ length: 50 }, () => admin.orders.get.query({ id: order.id })),
+  ...Array.from({ length: 50 }, () => anonymous.products.list.query({ category: 'kitchen-sdk' })),
+]);
+const burstResult = {
+  fulfilled: burst.filter((r) => r.status === 'fulfilled').length,
+  rejected: burst.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : [])).slice(0, 3),
+  requests: requests - beforeBurst,
+};
+
 const invalid = await problemOf(() => admin.products.create.mutate({ sku: '', name: 'Mug', category: 'kitchen', price: -5 }));
 const anonymousWrite = await problemOf(() => anonymous.products.create.mutate({ sku: 'A-2', name: 'Mug', category: 'kitchen', price: 900 }));
 const restProduct: components['schemas']['Product'] = created;
 
-console.log(JSON.stringify({ created, listed: list.data.map((p) => p.sku), one, batchedRequests, invalid, anonymousWrite, restProduct }));
+console.log(JSON.stringify({ created, listed: list.data.map((p) => p.sku), one, batchedRequests, burstResult, invalid, anonymousWrite, restProduct }));
 `;
 
 const consumerConfig = (moduleResolution: 'NodeNext' | 'Bundler') => ({
@@ -191,7 +206,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
       const address = await service.app.listen({ port: 0, host: '127.0.0.1' });
       const { stdout } = await run(process.execPath, [join('out', 'consumer.js')], {
         cwd: project,
-        env: { PATH: process.env.PATH, ORDER_SERVICE_URL: address, ORDER_SERVICE_TOKEN: service.admin.token },
+        env: { PATH: process.env.PATH, ORDER_SERVICE_URL: address, ORDER_SERVICE_TOKEN: service.admin.token, ORDER_SERVICE_ADMIN_ID: String(service.admin.id) },
       });
       output = JSON.parse(stdout) as Record<string, unknown>;
     }, 60_000);
@@ -206,6 +221,15 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
       expect(output.listed).toEqual([created.sku]);
       expect(output.one).toEqual(created);
       expect(output.batchedRequests).toBe(1);
+    });
+
+    it('answers 100 parallel calls (50 order reads, 50 product lists), batched in requests the service accepts', () => {
+      const burst = output.burstResult as { fulfilled: number; rejected: string[]; requests: number };
+      expect(burst.rejected).toEqual([]);
+      expect(burst.fulfilled).toBe(100);
+      // Batched, not one request per call: at most 50 calls travel in one request.
+      expect(burst.requests).toBeGreaterThanOrEqual(2);
+      expect(burst.requests).toBeLessThan(20);
     });
 
     it('receives invalid input as an OrderServiceError carrying the 422 problem', () => {

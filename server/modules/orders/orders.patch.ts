@@ -7,7 +7,7 @@ import jsonPatch from 'fast-json-patch';
 import mergePatch from 'json-merge-patch';
 import { DomainError } from '../../errors/problems.ts';
 import { validationError } from '../../errors/zod-errors.ts';
-import { PatchedOrderDocument, type OrderDocument, type OrderPatch } from './orders.schemas.ts';
+import { MAX_ITEMS, PatchedOrderDocument, type OrderDocument, type OrderPatch } from './orders.schemas.ts';
 
 /** A path that does not exist or a failed `test` conflicts with the current state (409). */
 const CONFLICTS = new Set([
@@ -56,8 +56,50 @@ const conflict = (detail: string, index: number) =>
 const malformed = (detail: string, index?: number) =>
   new DomainError('malformed-request', detail, index === undefined ? {} : { errors: [{ field: String(index), message: detail }] });
 
+/**
+ * Bounds on the work one JSON Patch may cause. `copy` doubles what it copies, so a short patch
+ * could otherwise grow the document exponentially; the size is checked after every operation,
+ * before the next one can double it again. An order has at most MAX_ITEMS items of five members.
+ */
+export const PATCH_LIMITS = { operations: 200, nodes: 2_000, textChars: 64 * 1024, items: MAX_ITEMS } as const;
+
+/** Whether a document has more than `nodes` values or `textChars` characters of text (keys included). */
+function exceedsSize(document: unknown, limits: { nodes: number; textChars: number }): boolean {
+  let nodes = 0;
+  let chars = 0;
+  const pending: unknown[] = [document];
+  for (let index = 0; index < pending.length; index++) {
+    const value = pending[index];
+    nodes += 1;
+    if (typeof value === 'string') chars += value.length;
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, member] of Object.entries(value)) {
+        chars += key.length;
+        pending.push(member);
+      }
+    }
+    if (nodes > limits.nodes || chars > limits.textChars) return true;
+  }
+  return false;
+}
+
+const tooLarge = (detail: string, field: string, message: string) => new DomainError('validation-error', detail, { errors: [{ field, message }] });
+
+function assertWithinLimits(document: unknown, index: number): void {
+  const items = document !== null && typeof document === 'object' ? (document as { items?: unknown }).items : undefined;
+  if (Array.isArray(items) && items.length > PATCH_LIMITS.items) {
+    throw tooLarge(`Operation ${index} leaves more than ${PATCH_LIMITS.items} items.`, 'items', `must have at most ${PATCH_LIMITS.items} items`);
+  }
+  if (exceedsSize(document, PATCH_LIMITS)) {
+    throw tooLarge(`Operation ${index} makes the order larger than an order can be.`, String(index), 'the result is too large');
+  }
+}
+
 function applyJsonPatch(target: unknown, document: unknown): unknown {
   if (!Array.isArray(document)) throw malformed('A JSON Patch document must be an array of operations.');
+  if (document.length > PATCH_LIMITS.operations) {
+    throw tooLarge(`A JSON Patch may have at most ${PATCH_LIMITS.operations} operations.`, '(body)', `at most ${PATCH_LIMITS.operations} operations`);
+  }
   let current = bare(target);
   for (const [index, operation] of (document as unknown[]).entries()) {
     const invalid = jsonPatch.validate([operation as jsonPatch.Operation]);
@@ -82,6 +124,7 @@ function applyJsonPatch(target: unknown, document: unknown): unknown {
       // Anything else the library refuses (prototype paths, moving into a child...) cannot apply.
       throw malformed(`Operation ${index} cannot be applied to the order.`, index);
     }
+    assertWithinLimits(current, index);
   }
   return current;
 }

@@ -43,6 +43,9 @@ export const Order = z
   .meta({ id: 'Order' });
 export type Order = z.infer<typeof Order>;
 
+/** The most lines an order may have (CONTRACT section 2 bounds quantities; this bounds the lines). */
+export const MAX_ITEMS = 100;
+
 const Quantity = z.int().min(1).max(10_000);
 const Address = text(0, 500).nullable();
 const DiscountCode = z
@@ -55,7 +58,7 @@ export const OrderItemInput = z.strictObject({ product_id: Id, quantity: Quantit
 export const OrderCreate = z
   .strictObject({
     customer_id: Id.optional().meta({ description: 'Required for admins; a customer may omit it (themself).' }),
-    items: z.array(OrderItemInput).max(100),
+    items: z.array(OrderItemInput).max(MAX_ITEMS),
     address: Address.optional(),
     discount_code: DiscountCode.optional(),
     currency: Currency.optional(),
@@ -70,7 +73,7 @@ const OrderItemReplace = z.strictObject({ product_id: Id, quantity: Quantity, un
 /** The writable document of an order: what PUT sends and what a patch must produce. */
 export const OrderDocument = z.strictObject({
   customer_id: Id.optional(),
-  items: z.array(OrderItemReplace).max(100).optional(),
+  items: z.array(OrderItemReplace).max(MAX_ITEMS).optional(),
   address: Address.optional(),
   discount_code: DiscountCode.optional(),
   currency: Currency.optional(),
@@ -86,7 +89,7 @@ export type OrderDocument = z.infer<typeof OrderDocument>;
 /** What a patch must leave: the required fields cannot be nulled or removed. */
 export const PatchedOrderDocument = OrderDocument.extend({
   customer_id: Id,
-  items: z.array(OrderItemReplace).max(100),
+  items: z.array(OrderItemReplace).max(MAX_ITEMS),
   currency: Currency,
   status: StatusInput,
 });
