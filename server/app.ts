@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { METHODS } from 'node:http';
 import { readFileSync } from 'node:fs';
 import cors from '@fastify/cors';
-import rateLimit from '@fastify/rate-limit';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Caller, TokenService } from './auth/tokens.ts';
@@ -10,9 +8,8 @@ import type { Database } from './db/client.ts';
 import { DomainError } from './errors/problems.ts';
 import { registerDocs } from './http/docs.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
-import { answerClientError } from './http/client-errors.ts';
-import { registerJsonParser } from './http/json-body.ts';
 import { handleError, sendProblem } from './http/problem-reply.ts';
+import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './http/rate-limit.ts';
 import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter.ts';
 import { parseEntityTags } from './lib/etag.ts';
 import { appRouter, type AppRouter } from './router.ts';
@@ -24,8 +21,11 @@ export interface AppOptions {
   bodyLimit?: number;
   trustProxy?: boolean;
   logger?: FastifyServerOptions['logger'];
-  /** Requests per window per caller (`sub`, else client IP); every response carries RateLimit-*. */
-  rateLimit?: { max: number; timeWindow: string | number };
+  /**
+   * Requests (tRPC calls) per window per caller (`sub`, else client IP), counted in Redis when
+   * `redisUrl` is set (shared by every instance), else in memory; every response carries RateLimit-*.
+   */
+  rateLimit?: RateLimitOptions;
   /** Browser origins allowed by CORS (`'*'`: any); none by default. */
   corsOrigins?: string[] | '*';
   /** PEM certificate and key: serve HTTPS (and send HSTS). */
@@ -58,12 +58,6 @@ class OneLinePerRequest extends LogController {
   }
 }
 
-/** The most calls one `/trpc` request may carry; the typed client batches fewer. */
-export const MAX_TRPC_BATCH = 100;
-
-/** The methods some route serves; any other method Node parses answers 405 on a known path. */
-const SERVED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** Accept must allow JSON (problem+json included) or anything; otherwise 406. */
@@ -81,6 +75,8 @@ function acceptsJson(accept: string | undefined): boolean {
 /** Builds the whole service; never listens (tests use `inject`). Closing it closes the database. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { database, tokens } = options;
+  // Registered below; the router refuses nothing before the app is ready.
+  let limiter: RateLimiter | undefined;
   const app = Fastify({
     ...(options.tls ? { https: options.tls } : {}),
     logger: options.logger ?? false,
@@ -91,14 +87,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    // `/trpc/<name>,<name>,...`: a batch of MAX_TRPC_BATCH calls must fit in one path parameter.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
-    // Node's own refusals (431, 400 before routing, 408) as problems too.
-    clientErrorHandler: answerClientError,
-    // Requests on kept-alive sockets during close get our 503 problem (onRequest), not Fastify's.
-    return503OnClosing: false,
+    routerOptions: { ignoreTrailingSlash: true },
     // Errors the router raises before any route (undecodable URL, over-long parameter).
-    frameworkErrors: (error, request, reply) => handleError(error, request, reply),
+    // No hook runs for these, so they are counted here (and past the limit answer 429).
+    frameworkErrors: async (error, request, reply) => {
+      try {
+        await limiter?.count(request, reply);
+      } catch (limited) {
+        return handleError(limited, request, reply);
+      }
+      return handleError(error, request, reply);
+    },
   });
 
   let shuttingDown = false;
@@ -106,39 +105,37 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     shuttingDown = true;
   });
 
-  registerJsonParser(app);
-  // Every method Node parses reaches the router, so a known path answers 405 + Allow for any
-  // method it lacks (TRACE, PROPFIND, QUERY...), not 404. None of them is served, so none has
-  // its body read (QUERY would otherwise be refused for a missing Content-Type before the 405).
-  // CONNECT names no path.
-  for (const method of METHODS) {
-    if (method === 'CONNECT' || SERVED_METHODS.has(method)) continue;
-    app.addHttpMethod(method, { hasBody: false, overrideExisting: app.supportedMethods.includes(method) });
-  }
+  // JSON only: no text/plain bodies.
+  app.removeContentTypeParser('text/plain');
+  // Patch documents are JSON too; each route still checks the types it accepts (415 otherwise).
+  app.addContentTypeParser(
+    ['application/merge-patch+json', 'application/json-patch+json'],
+    { parseAs: 'string' },
+    app.getDefaultJsonParser('error', 'error'),
+  );
 
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-
+  const rateLimiter = await registerRateLimit(app, options.rateLimit ?? { max: 600, timeWindow: '1 minute' });
+  limiter = rateLimiter;
   app.decorateRequest('caller', null);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    // OWASP's REST headers: no sniffing, no framing; HTML pages set their own policy.
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
     if (options.tls) reply.header('strict-transport-security', 'max-age=31536000');
-    if (closing) {
-      throw new DomainError('service-unavailable', 'The service is shutting down; retry on a new connection.', {
-        headers: { 'retry-after': '1', connection: 'close' },
-      });
-    }
     const api = request.routeOptions.config.api === true;
+    // The token is verified once, then the request is counted (per verified caller, else per client
+    // address, a bad token included) before anything is refused: refusals count and carry RateLimit-*.
+    let refusal: unknown;
+    if (api || request.url.startsWith('/trpc/')) {
+      try {
+        request.caller = await tokens.authenticate(request.headers.authorization);
+      } catch (error) {
+        refusal = error;
+      }
+    }
+    await rateLimiter.count(request, reply);
     if (api && !acceptsJson(request.headers.accept)) {
       throw new DomainError('not-acceptable', 'This API answers only application/json (and application/problem+json).');
     }
-    // The token is verified once, before rate limiting, so limits count per verified caller.
-    if (api || request.url.startsWith('/trpc/')) request.caller = await tokens.authenticate(request.headers.authorization);
+    if (refusal !== undefined) throw refusal;
   });
   app.setErrorHandler((error, request, reply) => handleError(error, request, reply));
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new DomainError('not-found', `No resource at ${request.url.split('?')[0]}.`)));
@@ -156,27 +153,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
   }
 
-  const limits = options.rateLimit ?? { max: 600, timeWindow: '1 minute' };
-  await app.register(rateLimit, {
-    max: limits.max,
-    timeWindow: limits.timeWindow,
-    hook: 'preHandler',
-    enableDraftSpec: true,
-    keyGenerator: (request) => (request.caller ? `sub:${request.caller.sub}` : `ip:${request.ip}`),
-    errorResponseBuilder: (_request, context) =>
-      new DomainError('rate-limited', `Too many requests: the limit is ${context.max} per window; retry in ${context.after}.`),
-  });
-
   registerRestRoutes(app, { router: appRouter, db: database.db });
 
-  // Health: unversioned, GET/HEAD only.
+  // Health: unversioned, GET/HEAD only. A rate-limit store that does not answer is `degraded`,
+  // still 200: the service works (the limiter fails open); only the database decides 503.
   app.get('/api/health', { config: { api: true } }, async (_request, reply) => {
-    const up = !shuttingDown && (await database.ping(2000));
-    const state = up ? 'ok' : 'unavailable';
+    const [up, limitStore] = await Promise.all([!shuttingDown && database.ping(2000), rateLimiter.storeState()]);
+    const state = !up ? 'unavailable' : limitStore === 'unavailable' ? 'degraded' : 'ok';
     return reply
       .code(up ? 200 : 503)
       .header('cache-control', 'no-store')
-      .send({ status: state, checks: { database: up ? 'ok' : 'unavailable' } });
+      .send({ status: state, checks: { database: up ? 'ok' : 'unavailable', ...(limitStore ? { rate_limit_store: limitStore } : {}) } });
   });
 
   const openApiDocument = JSON.stringify(buildOpenApiDocument(appRouter, packageVersion));
@@ -198,8 +185,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trpcOptions: {
       router: appRouter,
       allowMethodOverride: false,
-      // The typed client sends at most 50 calls a request (its `maxItems`); others get a 400.
-      maxBatchSize: MAX_TRPC_BATCH,
       createContext: async ({ req }): Promise<Context> => {
         const ifMatch = parseEntityTags(req.headers['if-match']);
         return createContextInner({ db: database.db, caller: req.caller, requestId: String(req.id), preconditions: ifMatch ? { ifMatch } : {} });

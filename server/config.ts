@@ -37,6 +37,7 @@ const EnvSchema = z.object({
   BODY_LIMIT: positiveInt.default(1024 * 1024),
   RATE_LIMIT_MAX: positiveInt.default(600),
   RATE_LIMIT_WINDOW: z.string().min(1).default('1 minute'),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be redis://... or rediss://...').optional(),
   TRUST_PROXY: bool.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PUBLIC_URL: z.url().optional(),
@@ -59,6 +60,8 @@ export interface Config {
   admin: { email: string; password: string } | undefined;
   bodyLimit: number;
   rateLimit: { max: number; window: string };
+  /** Rate-limit counters in Redis, shared by every instance; in memory when unset. */
+  redisUrl: string | undefined;
   trustProxy: boolean;
   logLevel: string;
   publicUrl: string | undefined;
@@ -108,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     admin: e.ADMIN_EMAIL && e.ADMIN_PASSWORD ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD } : undefined,
     bodyLimit: e.BODY_LIMIT,
     rateLimit: { max: e.RATE_LIMIT_MAX, window: e.RATE_LIMIT_WINDOW },
+    redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY ?? false,
     logLevel: e.LOG_LEVEL,
     publicUrl: e.PUBLIC_URL,

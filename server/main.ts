@@ -26,7 +26,7 @@ const app = await buildApp({
   trustProxy: config.trustProxy,
   ...(config.tls ? { tls: config.tls } : {}),
   corsOrigins: config.corsOrigins,
-  rateLimit: { max: config.rateLimit.max, timeWindow: config.rateLimit.window },
+  rateLimit: { max: config.rateLimit.max, timeWindow: config.rateLimit.window, redisUrl: config.redisUrl },
   logger: {
     level: config.logLevel,
     redact: ['req.headers.authorization', 'req.headers.cookie'],

@@ -1,0 +1,166 @@
+/**
+ * Rate limiting (CONTRACT section 9): every request the app answers is counted against its caller
+ * (`sub:<sub>` for a verified token, else `ip:<client address>`), and every response carries
+ * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.
+ *
+ * `@fastify/rate-limit` does the counting and owns the stores (in memory, or Redis so several
+ * instances share one limit). Its per-route hooks cannot do the rest: they never run for answers
+ * given before the route (404 for unknown paths, 401 for a bad token, 406) and they count a tRPC
+ * batch as one request. So the plugin is registered with `global: false` and its documented manual
+ * limiter (`createRateLimit`, meant for tRPC and GraphQL) is called from the app's onRequest hook,
+ * after the token is verified and before anything is refused; this module adds only the headers,
+ * the weight of a batch, failing open, and a net for answers that never reach onRequest.
+ */
+import rateLimitPlugin from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Redis } from 'ioredis';
+import { DomainError } from '../errors/problems.ts';
+
+export interface RateLimitOptions {
+  /** Requests (tRPC calls) per window per caller. */
+  max: number;
+  /** Milliseconds, or a duration such as `'1 minute'`. */
+  timeWindow: string | number;
+  /** `redis://` or `rediss://`: counters in Redis, shared by every instance; in memory otherwise. */
+  redisUrl?: string | undefined;
+}
+
+/** `undefined`: counters in memory (nothing to check); otherwise the shared store's state. */
+export type RateLimitStoreState = 'ok' | 'unavailable' | undefined;
+
+export interface RateLimiter {
+  /**
+   * Counts the request (a tRPC batch counts each call), sets the RateLimit-* headers and throws the
+   * 429 problem when the caller is past the limit. Call it once per request, in onRequest, after
+   * the caller is known and before any refusal: a refused request still counts.
+   */
+  count(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** For health: whether the shared counter store answers. */
+  storeState(): Promise<RateLimitStoreState>;
+}
+
+type Outcome = Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimit']>>>;
+type Counted = Extract<Outcome, { isAllowed: false }>;
+
+const TRPC_PREFIX = '/trpc/';
+
+/**
+ * The calls a request makes: a tRPC batch (`/trpc/a,b,c?batch=1`) names each procedure in its
+ * path, as tRPC itself splits it; anything else is one. Commas may arrive percent-encoded.
+ */
+export function callsIn(url: string): number {
+  if (!url.startsWith(TRPC_PREFIX)) return 1;
+  const query = url.indexOf('?');
+  if (query < 0 || new URLSearchParams(url.slice(query + 1)).get('batch') !== '1') return 1;
+  return url.slice(TRPC_PREFIX.length, query).split(/,|%2C/i).length;
+}
+
+export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<RateLimiter> {
+  // Logged once per outage, not once per request; health reports it meanwhile.
+  let storeDown = false;
+  const storeFailed = (error: unknown): void => {
+    if (storeDown) return;
+    storeDown = true;
+    app.log.warn({ err: error }, 'rate-limit store unavailable: requests are not counted until it answers again');
+  };
+  const storeAnswered = (): void => {
+    if (!storeDown) return;
+    storeDown = false;
+    app.log.info('rate-limit store available again: requests are counted');
+  };
+
+  const redis = options.redisUrl === undefined ? undefined : createRedis(options.redisUrl);
+  if (redis) {
+    // ioredis reports each failed (re)connection here; unheard, it would print them to stderr.
+    redis.on('error', storeFailed);
+    // Awaited so that the first requests count; a dead Redis fails fast (refused or connectTimeout)
+    // and the client keeps reconnecting in the background.
+    await redis.connect().catch(storeFailed);
+    app.addHook('onClose', async () => {
+      redis.disconnect();
+    });
+  }
+
+  await app.register(rateLimitPlugin, {
+    // No per-route hooks: `count` is called for every request, routed or not (see above).
+    global: false,
+    max: options.max,
+    timeWindow: options.timeWindow,
+    keyGenerator: (request) => (request.caller ? `sub:${request.caller.sub}` : `ip:${request.ip}`),
+    // Fail open: a store error (Redis down or slow) lets the request through uncounted.
+    skipOnError: true,
+    ...(redis ? { redis, nameSpace: 'order-service:rate-limit:' } : {}),
+  });
+  const limit = app.createRateLimit();
+
+  // Requests already counted, so that the onSend net below never counts one twice.
+  const counted = new WeakSet<FastifyRequest>();
+
+  async function countRequest(request: FastifyRequest, reply: FastifyReply, enforce: boolean): Promise<void> {
+    if (counted.has(request)) return;
+    counted.add(request);
+    // A batch of N calls adds N, one store increment per call: the store API adds one at a time, and
+    // increments from other requests or instances may interleave without losing any (each is an
+    // atomic INCR in Redis). The batch is refused whole when its last call does not fit in what
+    // remains: its calls still count, as a refused request does. Past `max + 1` further increments
+    // change nothing (the caller is refused until the window resets), so a huge batch costs at
+    // most `max + 1` store operations.
+    const weight = Math.min(callsIn(request.url), options.max + 1);
+    const results = (await Promise.all(Array.from({ length: weight }, () => limit(request)))).filter((r): r is Counted => !r.isAllowed);
+    const first = results[0];
+    if (!first) return;
+    // With skipOnError the plugin answers a store error as a count of zero, which no counted
+    // request leaves (each adds one): `remaining === max` means the store did not answer.
+    if (results.some((r) => r.max > 0 && r.remaining === r.max)) {
+      storeFailed(new Error('the rate-limit store did not answer (see the Redis error logged before, or a command timeout)'));
+      // Still the contract's headers: the limit, nothing counted, a full window.
+      reply.header('ratelimit-limit', first.max).header('ratelimit-remaining', first.max).header('ratelimit-reset', Math.ceil(first.timeWindow / 1000));
+      return;
+    }
+    storeAnswered();
+    const last = results.reduce((a, b) => (a.remaining <= b.remaining ? a : b));
+    const reset = Math.max(1, last.ttlInSeconds);
+    reply.header('ratelimit-limit', last.max).header('ratelimit-remaining', last.remaining).header('ratelimit-reset', reset);
+    if (last.isExceeded && enforce) {
+      throw new DomainError('rate-limited', `Too many requests: the limit is ${last.max} per ${Math.ceil(last.timeWindow / 1000)} s; retry in ${reset} s.`, {
+        headers: { 'retry-after': String(reset) },
+      });
+    }
+  }
+
+  // The net: answers Fastify gives before any onRequest hook (a malformed URL, an over-long path
+  // parameter) are counted on their way out and carry the headers too; they are refusals already.
+  app.addHook('onSend', async (request, reply, payload) => {
+    await countRequest(request, reply, false);
+    return payload;
+  });
+
+  return {
+    count: (request, reply) => countRequest(request, reply, true),
+    async storeState() {
+      if (!redis) return undefined;
+      try {
+        await redis.ping();
+        return 'ok';
+      } catch {
+        return 'unavailable';
+      }
+    },
+  };
+}
+
+/**
+ * A client that never makes a request wait on a dead Redis: short connect and command timeouts,
+ * no offline queue (a command while disconnected fails at once, and the limiter fails open), and
+ * reconnection in the background.
+ */
+function createRedis(url: string): Redis {
+  return new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 500,
+    commandTimeout: 200,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy: (attempt) => Math.min(attempt * 250, 2000),
+  });
+}
