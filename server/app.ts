@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { METHODS } from 'node:http';
 import { readFileSync } from 'node:fs';
 import cors from '@fastify/cors';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
@@ -8,6 +9,8 @@ import type { Database } from './db/client.ts';
 import { DomainError } from './errors/problems.ts';
 import { registerDocs } from './http/docs.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
+import { answerClientError } from './http/client-errors.ts';
+import { registerJsonParser } from './http/json-body.ts';
 import { handleError, sendProblem } from './http/problem-reply.ts';
 import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './http/rate-limit.ts';
 import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter.ts';
@@ -58,6 +61,12 @@ class OneLinePerRequest extends LogController {
   }
 }
 
+/** The most calls one `/trpc` request may carry; the typed client batches fewer. */
+export const MAX_TRPC_BATCH = 100;
+
+/** The methods some route serves; any other method Node parses answers 405 on a known path. */
+const SERVED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** Accept must allow JSON (problem+json included) or anything; otherwise 406. */
@@ -87,7 +96,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: true },
+    // `/trpc/<name>,<name>,...`: a batch of MAX_TRPC_BATCH calls must fit in one path parameter.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
+    // Node's own refusals (431, 400 before routing, 408) as problems too.
+    clientErrorHandler: answerClientError,
+    // Requests on kept-alive sockets during close get our 503 problem (onRequest), not Fastify's.
+    return503OnClosing: false,
     // Errors the router raises before any route (undecodable URL, over-long parameter).
     // No hook runs for these, so they are counted here (and past the limit answer 429).
     frameworkErrors: async (error, request, reply) => {
@@ -105,21 +119,35 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     shuttingDown = true;
   });
 
-  // JSON only: no text/plain bodies.
-  app.removeContentTypeParser('text/plain');
-  // Patch documents are JSON too; each route still checks the types it accepts (415 otherwise).
-  app.addContentTypeParser(
-    ['application/merge-patch+json', 'application/json-patch+json'],
-    { parseAs: 'string' },
-    app.getDefaultJsonParser('error', 'error'),
-  );
+  registerJsonParser(app);
+  // Every method Node parses reaches the router, so a known path answers 405 + Allow for any
+  // method it lacks (TRACE, PROPFIND, QUERY...), not 404. None of them is served, so none has
+  // its body read (QUERY would otherwise be refused for a missing Content-Type before the 405).
+  // CONNECT names no path.
+  for (const method of METHODS) {
+    if (method === 'CONNECT' || SERVED_METHODS.has(method)) continue;
+    app.addHttpMethod(method, { hasBody: false, overrideExisting: app.supportedMethods.includes(method) });
+  }
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
 
   const rateLimiter = await registerRateLimit(app, options.rateLimit ?? { max: 600, timeWindow: '1 minute' });
   limiter = rateLimiter;
   app.decorateRequest('caller', null);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // OWASP's REST headers: no sniffing, no framing; HTML pages set their own policy.
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
     if (options.tls) reply.header('strict-transport-security', 'max-age=31536000');
+    if (closing) {
+      throw new DomainError('service-unavailable', 'The service is shutting down; retry on a new connection.', {
+        headers: { 'retry-after': '1', connection: 'close' },
+      });
+    }
     const api = request.routeOptions.config.api === true;
     // The token is verified once, then the request is counted (per verified caller, else per client
     // address, a bad token included) before anything is refused: refusals count and carry RateLimit-*.
@@ -185,6 +213,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trpcOptions: {
       router: appRouter,
       allowMethodOverride: false,
+      // The typed client sends at most 50 calls a request (its `maxItems`); others get a 400.
+      maxBatchSize: MAX_TRPC_BATCH,
       createContext: async ({ req }): Promise<Context> => {
         const ifMatch = parseEntityTags(req.headers['if-match']);
         return createContextInner({ db: database.db, caller: req.caller, requestId: String(req.id), preconditions: ifMatch ? { ifMatch } : {} });
