@@ -125,7 +125,8 @@ function describeJoseError(error: unknown): string {
   return 'The access token is malformed or invalid.';
 }
 
-function invalidToken(detail: string): DomainError {
+/** 401 for a token that cannot be used, with the RFC 6750 challenge naming `invalid_token`. */
+export function invalidToken(detail: string): DomainError {
   const quoted = detail.replace(/["\\]/g, '');
   return new DomainError('unauthorized', detail, {
     headers: { 'www-authenticate': `Bearer realm="order-service", error="invalid_token", error_description="${quoted}"` },

@@ -7,7 +7,7 @@
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orders, payments, products } from '../../server/db/schema.ts';
+import { orders, payments, products, users } from '../../server/db/schema.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { productInput } from '../helpers/factories.ts';
 import { expectProblem } from '../helpers/problems.ts';
@@ -1011,5 +1011,51 @@ describe('the address is one line of text: control characters and lone surrogate
     const res = await t.request({ method: 'POST', url: ORDERS, payload, headers: { 'content-type': 'application/json' }, token: alice.token });
     expect(expectProblem(res, 422, 'validation-error', ['address']).errors?.map((e) => e.field)).toEqual(['address']);
     expect((await list('?limit=100', alice.token)).json<OrderListBody>().data).toHaveLength(before.json<OrderListBody>().data.length);
+  });
+});
+
+describe('an order names an existing customer: an unknown caller is 401, an unknown customer_id 422 (never a 500)', () => {
+  const trpcCreate = (input: Record<string, unknown>, token: string) =>
+    t.request({ method: 'POST', url: '/trpc/orders.create', payload: input, token });
+
+  /** A customer who existed when the token was minted and has since been deleted. */
+  async function deletedCustomer(): Promise<TestUser> {
+    const gone = await t.createUser('customer');
+    await t.db.delete(users).where(eq(users.id, gone.id));
+    return gone;
+  }
+
+  it('POST /orders with a valid token whose user does not exist is 401 with a Bearer challenge (regression: 500 on the foreign key)', async () => {
+    const gone = await deletedCustomer();
+    const res = await postOrder({ items: [{ product_id: shirt.id, quantity: 1 }], address: '1 Main St' }, gone.token);
+    expectProblem(res, 401, 'unauthorized');
+    expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
+    expect(await t.db.select({ id: orders.id }).from(orders).where(eq(orders.customerId, gone.id))).toHaveLength(0);
+  });
+
+  it('the same on /trpc: 401 with the unauthorized problem', async () => {
+    const gone = await deletedCustomer();
+    const res = await trpcCreate({ items: [{ product_id: shirt.id, quantity: 1 }] }, gone.token);
+    expect(res.statusCode, res.body).toBe(401);
+    expect(res.json<{ error: { data: { problem: { type: string } } } }>().error.data.problem.type).toBe('/problems/unauthorized');
+  });
+
+  it('a token for a user id that was never issued is 401 too', async () => {
+    const token = await t.tokens.mint({ sub: '2147483000', role: 'customer' });
+    expectProblem(await postOrder({ items: [] }, token), 401, 'unauthorized');
+  });
+
+  it('an admin naming a customer_id that does not exist is 422 naming customer_id, on REST and /trpc', async () => {
+    const gone = await deletedCustomer();
+    const body = { customer_id: gone.id, items: [{ product_id: shirt.id, quantity: 1 }] };
+    expectProblem(await postOrder(body, t.admin.token), 422, 'validation-error', ['customer_id']);
+    const res = await trpcCreate(body, t.admin.token);
+    expect(res.statusCode, res.body).toBe(422);
+  });
+
+  it('an admin moving a draft to a customer that does not exist is 422 naming customer_id', async () => {
+    const order = await draftOrder();
+    const gone = await deletedCustomer();
+    expectProblem(await patch(order.id, { customer_id: gone.id }, t.admin.token), 422, 'validation-error', ['customer_id']);
   });
 });

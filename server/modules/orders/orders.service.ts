@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gte, inArray, sql } from 'drizzle-orm';
-import type { Caller } from '../../auth/tokens.ts';
+import { invalidToken, type Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
 import { orderItems, orders, payments, products, users } from '../../db/schema.ts';
 import { DomainError, type FieldError } from '../../errors/problems.ts';
@@ -79,24 +79,36 @@ async function loadOrder(db: Db, id: number, lock: boolean): Promise<LoadedOrder
   return { row, items };
 }
 
-/** Which customer an order belongs to: a customer is always themself. */
+/**
+ * Which customer an order belongs to: a customer is always themself. The user row is read with
+ * FOR KEY SHARE inside the order's transaction, so it cannot be deleted before the order that
+ * refers to it is written: a signed token whose user no longer exists is 401 (the caller is
+ * unknown), a `customer_id` naming nobody 422; neither reaches the foreign key as a 500.
+ */
 async function resolveCustomer(db: Db, caller: Caller, requested: number | undefined): Promise<number> {
   if (isCustomer(caller)) {
     if (requested !== undefined && requested !== caller.userId) {
       throw new DomainError('forbidden', 'Customers create and change only their own orders.');
     }
-    return caller.userId as number;
+    const self = caller.userId === undefined ? undefined : await lockUser(db, caller.userId);
+    if (self === undefined) throw invalidToken('The user this access token was issued to does not exist.');
+    return self;
   }
   if (requested === undefined) {
     throw new DomainError('validation-error', 'customer_id is required.', { errors: [{ field: 'customer_id', message: 'Required' }] });
   }
-  const [user] = await db.select({ id: users.id }).from(users).where(eq(users.id, requested));
-  if (!user) {
+  if ((await lockUser(db, requested)) === undefined) {
     throw new DomainError('validation-error', `User ${requested} does not exist.`, {
       errors: [{ field: 'customer_id', message: 'no such user' }],
     });
   }
   return requested;
+}
+
+/** The user's id if the row exists, locked against deletion until the transaction ends. */
+async function lockUser(db: Db, id: number): Promise<number | undefined> {
+  const [user] = await db.select({ id: users.id }).from(users).where(eq(users.id, id)).for('key share');
+  return user?.id;
 }
 
 /**
