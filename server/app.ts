@@ -84,8 +84,8 @@ function acceptsJson(accept: string | undefined): boolean {
 /** Builds the whole service; never listens (tests use `inject`). Closing it closes the database. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { database, tokens } = options;
-  // Registered below; the router refuses nothing before the app is ready.
-  let limiter: RateLimiter | undefined;
+  // Registered below, once the app exists; the router refuses nothing before the app is ready.
+  let limiter: RateLimiter | undefined = undefined;
   const app = Fastify({
     ...(options.tls ? { https: options.tls } : {}),
     logger: options.logger ?? false,
