@@ -336,7 +336,9 @@ export interface operations {
                 limit?: number;
             };
             header?: {
+                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
                 "If-None-Match"?: string;
+                /** @description When the resource has not changed since this date the answer is 304. */
                 "If-Modified-Since"?: string;
             };
             path?: never;
@@ -614,7 +616,9 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
                 "If-None-Match"?: string;
+                /** @description When the resource has not changed since this date the answer is 304. */
                 "If-Modified-Since"?: string;
             };
             path: {
@@ -734,7 +738,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read; a stale one answers 412. */
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
                 "If-Match"?: string;
             };
             path: {
@@ -949,7 +953,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag; a stale one answers 412. */
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
                 "If-Match"?: string;
             };
             path: {
@@ -1079,7 +1083,9 @@ export interface operations {
                 limit?: number;
             };
             header?: {
+                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
                 "If-None-Match"?: string;
+                /** @description When the resource has not changed since this date the answer is 304. */
                 "If-Modified-Since"?: string;
             };
             path?: never;
@@ -1356,7 +1362,9 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
                 "If-None-Match"?: string;
+                /** @description When the resource has not changed since this date the answer is 304. */
                 "If-Modified-Since"?: string;
             };
             path: {
@@ -1476,7 +1484,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read; a stale one answers 412. */
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
                 "If-Match"?: string;
             };
             path: {
@@ -1668,7 +1676,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag; a stale one answers 412. */
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
                 "If-Match"?: string;
             };
             path: {
@@ -1810,7 +1818,9 @@ export interface operations {
                 limit?: number;
             };
             header?: {
+                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
                 "If-None-Match"?: string;
+                /** @description When the resource has not changed since this date the answer is 304. */
                 "If-Modified-Since"?: string;
             };
             path?: never;
@@ -1954,8 +1964,8 @@ export interface operations {
                      */
                     currency?: string;
                     /**
-                     * @description Only draft (the default) is accepted.
-                     * @example confirmed
+                     * @description Only draft (the default; any case, or CREATED) is accepted.
+                     * @example draft
                      */
                     status?: string;
                 };
@@ -2086,7 +2096,9 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
                 "If-None-Match"?: string;
+                /** @description When the resource has not changed since this date the answer is 304. */
                 "If-Modified-Since"?: string;
             };
             path: {
@@ -2206,7 +2218,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read; a stale one answers 412. */
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
                 "If-Match"?: string;
             };
             path: {
@@ -2416,7 +2428,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag; a stale one answers 412. */
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
                 "If-Match"?: string;
             };
             path: {
@@ -2554,7 +2566,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read; a stale one answers 412. */
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
                 "If-Match"?: string;
             };
             path: {
@@ -2566,16 +2578,108 @@ export interface operations {
         /** @description A merge patch (RFC 7396; `application/json` is read as one) or a JSON Patch (RFC 6902). The patched document must be a valid PUT body. */
         requestBody: {
             content: {
-                "application/merge-patch+json": Record<string, never>;
-                "application/json": Record<string, never>;
-                "application/json-patch+json": {
+                "application/merge-patch+json": {
+                    /**
+                     * @description Identifier assigned by the service.
+                     * @example 17
+                     */
+                    customer_id?: number;
+                    items?: {
+                        /**
+                         * @description Identifier assigned by the service.
+                         * @example 17
+                         */
+                        product_id: number;
+                        quantity: number;
+                        /** @description Read-only; ignored when sent. */
+                        unit_price?: unknown;
+                        /** @description Read-only; ignored when sent. */
+                        line_total?: unknown;
+                    }[];
+                    address?: string | null;
+                    discount_code?: string | null;
+                    /**
+                     * @description ISO 4217 currency code.
+                     * @example USD
+                     */
+                    currency?: string;
+                    /**
+                     * @description Order status, any case; upper-case aliases accepted (CREATED = draft).
+                     * @example confirmed
+                     */
+                    status?: string;
+                    /** @description Read-only; ignored when sent. */
+                    total?: unknown;
+                    /** @description Read-only; ignored when sent. */
+                    created_at?: unknown;
+                    /** @description Read-only; ignored when sent. */
+                    updated_at?: unknown;
+                    /** @description Read-only; ignored when sent. */
+                    _links?: unknown;
+                    /** @description Read-only; ignored (the path names the resource). */
+                    id?: unknown;
+                };
+                "application/json": {
+                    /**
+                     * @description Identifier assigned by the service.
+                     * @example 17
+                     */
+                    customer_id?: number;
+                    items?: {
+                        /**
+                         * @description Identifier assigned by the service.
+                         * @example 17
+                         */
+                        product_id: number;
+                        quantity: number;
+                        /** @description Read-only; ignored when sent. */
+                        unit_price?: unknown;
+                        /** @description Read-only; ignored when sent. */
+                        line_total?: unknown;
+                    }[];
+                    address?: string | null;
+                    discount_code?: string | null;
+                    /**
+                     * @description ISO 4217 currency code.
+                     * @example USD
+                     */
+                    currency?: string;
+                    /**
+                     * @description Order status, any case; upper-case aliases accepted (CREATED = draft).
+                     * @example confirmed
+                     */
+                    status?: string;
+                    /** @description Read-only; ignored when sent. */
+                    total?: unknown;
+                    /** @description Read-only; ignored when sent. */
+                    created_at?: unknown;
+                    /** @description Read-only; ignored when sent. */
+                    updated_at?: unknown;
+                    /** @description Read-only; ignored when sent. */
+                    _links?: unknown;
+                    /** @description Read-only; ignored (the path names the resource). */
+                    id?: unknown;
+                };
+                "application/json-patch+json": ({
                     /** @enum {string} */
-                    op: "add" | "remove" | "replace" | "move" | "copy" | "test";
-                    /** @description JSON Pointer, e.g. /address or /items/0/quantity. */
+                    op: "add" | "replace" | "test";
+                    /** @description JSON Pointer, e.g. /address or /items/0/quantity (/items/- appends). */
                     path: string;
-                    from?: string;
-                    value?: unknown;
-                }[];
+                    /** @description Any JSON value, null included. */
+                    value: unknown;
+                } | {
+                    /** @enum {string} */
+                    op: "remove";
+                    /** @description JSON Pointer of the member to remove. */
+                    path: string;
+                } | {
+                    /** @enum {string} */
+                    op: "move" | "copy";
+                    /** @description JSON Pointer of the value to move or copy. */
+                    from: string;
+                    /** @description JSON Pointer of the target. */
+                    path: string;
+                })[];
             };
         };
         responses: {
@@ -2734,7 +2838,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read; a stale one answers 412. */
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
                 "If-Match"?: string;
             };
             path: {
@@ -2878,7 +2982,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read; a stale one answers 412. */
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
                 "If-Match"?: string;
             };
             path: {

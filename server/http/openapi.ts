@@ -94,6 +94,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
       if (properties) properties.id = { description: 'Read-only; ignored (the path names the resource).' };
     }
     if (route.rest.patch) {
+      const mergePatchSchema = mergePatchSchemaOf(putBodySchema(doc.paths[route.path]));
       operation.requestBody = {
         required: true,
         description: 'A merge patch (RFC 7396; `application/json` is read as one) or a JSON Patch (RFC 6902). The patched document must be a valid PUT body.',
@@ -106,20 +107,18 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
     }
     if (route.hasBody || (route.method === 'POST' && route.pathParams.size > 0)) {
       const params = (operation.parameters as Json[] | undefined) ?? [];
-      if (['PUT', 'PATCH', 'DELETE'].includes(route.method) || route.pathParams.size > 0) {
-        params.push({ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'Entity tag from a previous read; a stale one answers 412.' });
-      }
+      if (['PUT', 'PATCH', 'DELETE'].includes(route.method) || route.pathParams.size > 0) params.push(ifMatchParameter);
       operation.parameters = params;
     } else if (route.method === 'DELETE') {
       operation.parameters = [
         ...((operation.parameters as Json[] | undefined) ?? []),
-        { name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'Entity tag; a stale one answers 412.' },
+        ifMatchParameter,
       ];
     } else if (isRead) {
       operation.parameters = [
         ...((operation.parameters as Json[] | undefined) ?? []),
-        { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } },
-        { name: 'If-Modified-Since', in: 'header', required: false, schema: { type: 'string' } },
+        ifNoneMatchParameter,
+        ifModifiedSinceParameter,
       ];
     }
   }
@@ -171,23 +170,91 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
   return document;
 }
 
-const mergePatchSchema = {
-  type: 'object',
-  description: 'Fields to change; null sets a nullable field to null; an array replaces the whole array.',
-};
+/** The JSON body schema of the PUT beside a PATCH: what a patch must leave. */
+function putBodySchema(pathItem: Record<string, unknown> | undefined): Json | undefined {
+  const put = pathItem?.put as { requestBody?: { content?: Record<string, { schema?: Json }> } } | undefined;
+  return put?.requestBody?.content?.['application/json']?.schema;
+}
 
+/**
+ * RFC 7396: the fields of the PUT body, each optional (absent = unchanged); `null` only where
+ * the field is nullable (on a required field it is refused with 422); unknown members are
+ * refused (422), as in PUT. Arrays replace the whole array, so their items are as in PUT.
+ */
+function mergePatchSchemaOf(put: Json | undefined): Json {
+  const description = 'Fields to change; null sets a nullable field to null; an array replaces the whole array.';
+  if (!put?.properties) return { type: 'object', description };
+  const optional = structuredClone(put);
+  delete optional.required;
+  return { ...optional, description, additionalProperties: false };
+}
+
+/** RFC 6901 JSON Pointer: empty (the whole document) or `/`-separated tokens, `~` only as ~0 or ~1. */
+const jsonPointer = (description: string): Json => ({ type: 'string', pattern: '^(/([^~/]|~[01])*)*$', description });
+
+/**
+ * RFC 6902. Members an operation does not define are ignored (RFC 6902 section 4). A path that
+ * does not exist or a failed `test` answers 409; a result that is not a valid order 422.
+ */
 const jsonPatchSchema = {
   type: 'array',
+  description: 'JSON Patch operations, applied in order; all or none.',
   items: {
-    type: 'object',
-    required: ['op', 'path'],
-    properties: {
-      op: { type: 'string', enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] },
-      path: { type: 'string', description: 'JSON Pointer, e.g. /address or /items/0/quantity.' },
-      from: { type: 'string' },
-      value: {},
-    },
+    oneOf: [
+      {
+        type: 'object',
+        required: ['op', 'path', 'value'],
+        properties: {
+          op: { type: 'string', enum: ['add', 'replace', 'test'] },
+          path: jsonPointer('JSON Pointer, e.g. /address or /items/0/quantity (/items/- appends).'),
+          value: { description: 'Any JSON value, null included.' },
+        },
+      },
+      {
+        type: 'object',
+        required: ['op', 'path'],
+        properties: { op: { type: 'string', enum: ['remove'] }, path: jsonPointer('JSON Pointer of the member to remove.') },
+      },
+      {
+        type: 'object',
+        required: ['op', 'from', 'path'],
+        properties: {
+          op: { type: 'string', enum: ['move', 'copy'] },
+          from: jsonPointer('JSON Pointer of the value to move or copy.'),
+          path: jsonPointer('JSON Pointer of the target.'),
+        },
+      },
+    ],
   },
+};
+
+/**
+ * Conditional request headers (RFC 9110 section 13.1). `If-Match` must be `*` or a list of entity
+ * tags; one that is not can never match, so the write is refused with 412. `If-None-Match` and
+ * `If-Modified-Since` with a value that is not a tag list / HTTP date match nothing and are
+ * ignored (RFC 9110 sections 13.1.2 and 13.1.3).
+ */
+const ENTITY_TAG = '(W/)?"[\\x21\\x23-\\x7E]*"';
+const ifMatchParameter = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', pattern: `^(\\*|${ENTITY_TAG}([ \\t]*,[ \\t]*${ENTITY_TAG})*)$` },
+  description: 'Entity tag from a previous read (or `*`); a stale or malformed one answers 412.',
+};
+const ifNoneMatchParameter = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', description: '`*` or entity tags; a value that is no tag list matches nothing.' },
+  description: 'Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since.',
+};
+const ifModifiedSinceParameter = {
+  name: 'If-Modified-Since',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', description: 'HTTP date; a value that is not one is ignored.' },
+  description: 'When the resource has not changed since this date the answer is 304.',
 };
 
 const healthSchema = {

@@ -4,18 +4,42 @@ import { ORDER_STATUSES, normalizeStatus, type OrderStatus } from './orders.rule
 
 export const OrderStatusValue = z.enum(ORDER_STATUSES).meta({ id: 'OrderStatus' });
 
+/** `draft` -> `[dD][rR][aA][fF][tT]`: a case-insensitive word in a pattern every JSON Schema tool reads. */
+const anyCase = (word: string): string =>
+  [...word].map((c) => (c.toLowerCase() === c.toUpperCase() ? c : `[${c.toLowerCase()}${c.toUpperCase()}]`)).join('');
+const wordsPattern = (words: readonly string[]): RegExp => new RegExp(`^(?:${words.map(anyCase).join('|')})$`);
+
+/** What a status input may say: a status or the upper-case schema's alias (`created` = draft), in any case. */
+const STATUS_WORDS: readonly string[] = [...ORDER_STATUSES, 'created'];
+const STATUS_MESSAGE = `must be one of ${ORDER_STATUSES.join(', ')} (any case; CREATED = draft)`;
+
+const statusInput = (pattern: RegExp, message: string, meta: { description: string; example: string }) =>
+  z
+    .string()
+    .regex(pattern, message)
+    .transform((value, ctx): OrderStatus => {
+      const status = normalizeStatus(value);
+      if (status === undefined) {
+        ctx.addIssue({ code: 'custom', message });
+        return z.NEVER;
+      }
+      return status;
+    })
+    .meta(meta);
+
 /** Status input: any case, `CREATED` for draft; answered in lower case. */
-export const StatusInput = z
-  .string()
-  .transform((value, ctx): OrderStatus => {
-    const status = normalizeStatus(value);
-    if (status === undefined) {
-      ctx.addIssue({ code: 'custom', message: `must be one of ${ORDER_STATUSES.join(', ')} (any case; CREATED = draft)` });
-      return z.NEVER;
-    }
-    return status;
-  })
-  .meta({ description: 'Order status, any case; upper-case aliases accepted (CREATED = draft).', example: 'confirmed' });
+export const StatusInput = statusInput(
+  wordsPattern(STATUS_WORDS),
+  STATUS_MESSAGE,
+  { description: 'Order status, any case; upper-case aliases accepted (CREATED = draft).', example: 'confirmed' },
+);
+
+/** A new order is always a draft: the only status its body may name. */
+const CreateStatusInput = statusInput(
+  wordsPattern(STATUS_WORDS.filter((word) => normalizeStatus(word) === 'draft')),
+  'must be draft (or omitted) when an order is created',
+  { description: 'Only draft (the default; any case, or CREATED) is accepted.', example: 'draft' },
+);
 
 const Link = z.object({ href: z.string(), method: z.string() });
 
@@ -62,7 +86,7 @@ export const OrderCreate = z
     address: Address.optional(),
     discount_code: DiscountCode.optional(),
     currency: Currency.optional(),
-    status: StatusInput.optional().meta({ description: 'Only draft (the default) is accepted.' }),
+    status: CreateStatusInput.optional(),
   })
   .meta({ id: 'OrderInput' });
 export type OrderCreate = z.infer<typeof OrderCreate>;
@@ -109,7 +133,7 @@ export type OrderPatch = z.infer<typeof OrderPatch>;
 export const OrderListQuery = z.object({
   status: z
     .string()
-    .max(32)
+    .regex(wordsPattern([...STATUS_WORDS, 'active']), 'must be an order status (any case), an upper-case alias, or active')
     .optional()
     .meta({ description: 'A status in any case, an upper-case alias, or `active` (confirmed, paid, shipped, delivered).' }),
   ...PageQuery,
