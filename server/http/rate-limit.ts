@@ -8,8 +8,9 @@
  * given before the route (404 for unknown paths, 401 for a bad token, 406) and they count a tRPC
  * batch as one request. So the plugin is registered with `global: false` and its documented manual
  * limiter (`createRateLimit`, meant for tRPC and GraphQL) is called from the app's onRequest hook,
- * after the token is verified and before anything is refused; this module adds only the headers,
- * the weight of a batch, failing open, and a net for answers that never reach onRequest.
+ * after the token is verified and before anything is refused (and from the router's error handler,
+ * for the URLs it refuses before any hook); this module adds only the headers, the weight of a
+ * batch, failing open, and a net for answers refused before `count` ran.
  */
 import rateLimitPlugin from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -128,8 +129,8 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     }
   }
 
-  // The net: answers Fastify gives before any onRequest hook (a malformed URL, an over-long path
-  // parameter) are counted on their way out and carry the headers too; they are refusals already.
+  // The net: an answer refused in onRequest before `count` ran (the 503 while shutting down) is
+  // counted on its way out and carries the headers too; it is a refusal already, so never a 429.
   app.addHook('onSend', async (request, reply, payload) => {
     await countRequest(request, reply, false);
     return payload;
