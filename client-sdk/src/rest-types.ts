@@ -1511,6 +1511,8 @@ export interface operations {
                     role?: "customer" | "admin";
                     /** @description Write-only; stored as a salted scrypt hash, never returned. */
                     password?: string;
+                    /** @description Write-only; required to change your own email or password (not for an admin changing another user's). Never stored or returned. */
+                    current_password?: string;
                     /** @description Read-only; ignored when sent. */
                     created_at?: unknown;
                     /** @description Read-only; ignored when sent. */
@@ -1593,7 +1595,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `/problems/duplicate-resource`: Duplicate resource */
+            /** @description `/problems/duplicate-resource`: Duplicate resource; `/problems/conflict`: Conflict */
             409: {
                 headers: {
                     /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */

@@ -8,7 +8,7 @@ import { verifyPassword } from '../../server/auth/password.ts';
 import { bootstrapAdmin } from '../../server/bootstrap.ts';
 import { loadConfig } from '../../server/config.ts';
 import { orders, users } from '../../server/db/schema.ts';
-import { createTestApp, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
+import { createTestApp, TEST_JWT, TEST_PASSWORD, type TestApp, type TestUser } from '../helpers/app.ts';
 import { userInput } from '../helpers/factories.ts';
 
 let t: TestApp;
@@ -161,7 +161,7 @@ describe('email is unique case-insensitively (409 duplicate-resource)', () => {
     const res = await t.request({
       method: 'PUT',
       url: `/api/v1/users/${customer.id}`,
-      payload: { email: 'GRACE.Hopper@example.com', name: customer.name },
+      payload: { email: 'GRACE.Hopper@example.com', name: customer.name, current_password: TEST_PASSWORD },
       token: customer.token,
     });
     expectProblem(res, 409, 'duplicate-resource');
@@ -330,7 +330,7 @@ describe('PUT /users/{id} replaces a user; without password the password is kept
     const res = await t.request({
       method: 'PUT',
       url: `/api/v1/users/${customer.id}`,
-      payload: { email: customer.email, name: customer.name, password: 'a-brand-new-password' },
+      payload: { email: customer.email, name: customer.name, password: 'a-brand-new-password', current_password: TEST_PASSWORD },
       token: customer.token,
     });
     expect(res.statusCode).toBe(200);
@@ -620,6 +620,136 @@ describe('DELETE /users/{id}: 204, repeated 404; a user with orders cannot be de
     });
     expectProblem(res, 412, 'precondition-failed');
     expect(await userRow(user.id)).toBeDefined();
+  });
+});
+
+describe('changing your own email or password takes current_password (an admin resetting another user does not)', () => {
+  const putSelf = (user: TestUser, body: Record<string, unknown>, token = user.token) =>
+    t.request({ method: 'PUT', url: `/api/v1/users/${user.id}`, payload: { email: user.email, name: user.name, ...body }, token });
+
+  it('a password change without current_password is 422 naming it, and the hash is kept (regression: a token alone sufficed)', async () => {
+    const customer = await t.createUser('customer');
+    const before = await userRow(customer.id);
+    const res = await putSelf(customer, { password: 'a-brand-new-password' });
+    expectProblem(res, 422, 'validation-error');
+    expect(res.json<{ errors: { field: string; message: string }[] }>().errors).toEqual([
+      { field: 'current_password', message: 'is required to change your own email or password' },
+    ]);
+    expect((await userRow(customer.id))?.passwordHash).toBe(before?.passwordHash);
+  });
+
+  it('a wrong current_password is 422 "is incorrect", and the hash is kept', async () => {
+    const customer = await t.createUser('customer');
+    const before = await userRow(customer.id);
+    const res = await putSelf(customer, { password: 'a-brand-new-password', current_password: 'not-the-password' });
+    expectProblem(res, 422, 'validation-error');
+    expect(res.json<{ errors: { field: string; message: string }[] }>().errors).toEqual([{ field: 'current_password', message: 'is incorrect' }]);
+    expect((await userRow(customer.id))?.passwordHash).toBe(before?.passwordHash);
+  });
+
+  it('with the right current_password the password changes; current_password is never returned', async () => {
+    const customer = await t.createUser('customer');
+    const res = await putSelf(customer, { password: 'a-brand-new-password', current_password: TEST_PASSWORD });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.body).not.toMatch(/current_password|correct-horse/);
+    expect(await verifyPassword('a-brand-new-password', (await userRow(customer.id))?.passwordHash ?? '')).toBe(true);
+  });
+
+  it('an email change without current_password is 422 and the email is kept; with it, 200', async () => {
+    const customer = await t.createUser('customer');
+    const email = userInput().email as string;
+    expectProblem(await putSelf(customer, { email }), 422, 'validation-error');
+    expect((await userRow(customer.id))?.email).toBe(customer.email);
+    const res = await putSelf(customer, { email, current_password: TEST_PASSWORD });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json<UserBody>().email).toBe(email);
+  });
+
+  it('a name-only change needs no current_password', async () => {
+    const customer = await t.createUser('customer');
+    expect((await putSelf(customer, { name: 'Just A Name' })).statusCode).toBe(200);
+  });
+
+  it("an admin resets another user's email and password without current_password", async () => {
+    const customer = await t.createUser('customer');
+    const email = userInput().email as string;
+    const res = await putSelf(customer, { email, password: 'reset-by-the-admin' }, t.admin.token);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(await verifyPassword('reset-by-the-admin', (await userRow(customer.id))?.passwordHash ?? '')).toBe(true);
+  });
+
+  it('an admin changing their own password needs it like anyone else', async () => {
+    const admin = await t.createUser('admin');
+    expectProblem(await putSelf(admin, { password: 'a-brand-new-password' }), 422, 'validation-error');
+    expect((await putSelf(admin, { password: 'a-brand-new-password', current_password: TEST_PASSWORD })).statusCode).toBe(200);
+  });
+
+  it('/trpc refuses a password change without current_password the same way', async () => {
+    const customer = await t.createUser('customer');
+    const res = await t.request({
+      method: 'POST',
+      url: '/trpc/users.replace',
+      payload: { id: customer.id, email: customer.email, name: customer.name, password: 'a-brand-new-password' },
+      token: customer.token,
+    });
+    expect(res.statusCode).toBe(422);
+    const body = res.json<{ error: { data: { problem: { errors: { field: string }[] } } } }>();
+    expect(body.error.data.problem.errors.map((e) => e.field)).toEqual(['current_password']);
+  });
+});
+
+describe('the service keeps at least one admin: deleting or demoting the last one is 409 conflict', () => {
+  // A database of its own: the suite above promotes users to admin.
+  let s: TestApp;
+  beforeAll(async () => {
+    s = await createTestApp();
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  const adminIds = async () => (await s.db.select({ id: users.id }).from(users).where(eq(users.role, 'admin'))).map((row) => row.id).sort();
+  const demote = (target: TestUser, token: string) =>
+    s.request({ method: 'PUT', url: `/api/v1/users/${target.id}`, payload: { email: target.email, name: target.name, role: 'customer' }, token });
+  const remove = (target: TestUser, token: string) => s.request({ method: 'DELETE', url: `/api/v1/users/${target.id}`, token });
+
+  it('the only admin deleting themself is 409 and stays (regression: schemathesis deleted the only admin)', async () => {
+    const res = await remove(s.admin, s.admin.token);
+    expectProblem(res, 409, 'conflict');
+    expect(res.json<{ detail: string }>().detail).toMatch(/last admin/);
+    expect(await adminIds()).toEqual([s.admin.id]);
+  });
+
+  it('the only admin demoting themself to customer is 409 and stays an admin', async () => {
+    const res = await demote(s.admin, s.admin.token);
+    expectProblem(res, 409, 'conflict');
+    expect(res.json<{ detail: string }>().detail).toMatch(/last admin/);
+    expect(await adminIds()).toEqual([s.admin.id]);
+  });
+
+  it('the same on /trpc', async () => {
+    const res = await s.request({ method: 'POST', url: '/trpc/users.delete', payload: { id: s.admin.id }, token: s.admin.token });
+    expect(res.statusCode).toBe(409);
+    expect(await adminIds()).toEqual([s.admin.id]);
+  });
+
+  it('with a second admin, either may be demoted or deleted, but never the last one left', async () => {
+    const second = await s.createUser('admin');
+    expect((await demote(second, s.admin.token)).statusCode).toBe(200);
+    expect(await adminIds()).toEqual([s.admin.id]);
+    const third = await s.createUser('admin');
+    expect((await remove(s.admin, third.token)).statusCode).toBe(204);
+    expect(await adminIds()).toEqual([third.id]);
+    expectProblem(await remove(third, third.token), 409, 'conflict');
+    // The remaining admin is the suite's admin from here on.
+    s.admin = third;
+  });
+
+  it('two admins demoting each other at once: one succeeds, the other is 409, one admin remains', async () => {
+    const other = await s.createUser('admin');
+    const [first, second] = await Promise.all([demote(other, s.admin.token), demote(s.admin, other.token)]);
+    expect([first.statusCode, second.statusCode].sort()).toEqual([200, 409]);
+    expect(await adminIds()).toHaveLength(1);
   });
 });
 

@@ -41,7 +41,7 @@ export const usersRouter = router({
   replace: authedProcedure
     .meta({
       openapi: { method: 'PUT', path: '/users/{id}', tags: ['users'], summary: 'Replace a user (yourself, or any as admin)' },
-      rest: { kind: 'item', cache: 'private', problems: ['not-found', 'duplicate-resource', 'precondition-failed'] },
+      rest: { kind: 'item', cache: 'private', problems: ['not-found', 'duplicate-resource', 'conflict', 'precondition-failed'] },
     })
     .input(UserReplace)
     .output(User)

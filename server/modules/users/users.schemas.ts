@@ -38,11 +38,21 @@ const userFields = {
 export const UserInput = z.strictObject({ ...userFields, password: Password }).meta({ id: 'UserInput' });
 export type UserInput = z.infer<typeof UserInput>;
 
+/**
+ * Proof that the person holding the token knows the account's password. Not held to the rules
+ * of a new password: it only has to match the one stored, whatever rules applied when it was set.
+ */
+const CurrentPassword = z.string().min(1).max(256).meta({
+  description: "Write-only; required to change your own email or password (not for an admin changing another user's). Never stored or returned.",
+  writeOnly: true,
+});
+
 /** PUT: without `password` the password is kept; read-only fields are ignored. */
 export const UserReplace = z.strictObject({
   id: Id,
   ...userFields,
   password: Password.optional(),
+  current_password: CurrentPassword.optional(),
   created_at: ReadOnly,
   updated_at: ReadOnly,
 });
