@@ -6,7 +6,7 @@ import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/a
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Caller, TokenService } from './auth/tokens.ts';
 import type { Database } from './db/client.ts';
-import { DomainError } from './errors/problems.ts';
+import { DomainError, loggedCause } from './errors/problems.ts';
 import { registerDocs } from './http/docs.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { answerClientError } from './http/client-errors.ts';
@@ -220,7 +220,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         return createContextInner({ db: database.db, caller: req.caller, requestId: String(req.id), preconditions: ifMatch ? { ifMatch } : {} });
       },
       onError: ({ error, req }) => {
-        if (error.code === 'INTERNAL_SERVER_ERROR') app.log.error({ err: error.cause ?? error, reqId: req.id }, 'trpc call failed');
+        // The underlying error (message, code, stack), not the generic problem the client gets.
+        if (error.code === 'INTERNAL_SERVER_ERROR') app.log.error({ err: loggedCause(error.cause ?? error), reqId: req.id }, 'trpc call failed');
       },
     } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
   });

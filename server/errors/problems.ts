@@ -182,6 +182,8 @@ export interface DomainErrorOptions {
   extensions?: Record<string, unknown>;
   /** Response headers that belong to the problem (`Allow`, `Retry-After`, `WWW-Authenticate`...). */
   headers?: Record<string, string>;
+  /** What actually failed: logged on the server, never part of the problem body. */
+  cause?: unknown;
 }
 
 /** Thrown by services; carries everything the problem body needs and nothing internal. */
@@ -192,7 +194,7 @@ export class DomainError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(slug: ProblemSlug, detail: string, options: DomainErrorOptions = {}) {
-    super(detail);
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'DomainError';
     this.slug = slug;
     this.errors = options.errors;
@@ -221,8 +223,14 @@ export function problemBody(error: DomainError, instance?: string, requestId?: s
   };
 }
 
-export const internalError = (): DomainError =>
-  new DomainError('internal-error', 'An unexpected error occurred. It has been logged with the request id.');
+/** A 500 whose `cause` keeps the original error for the log; the body stays generic. */
+export const internalError = (cause?: unknown): DomainError =>
+  new DomainError('internal-error', 'An unexpected error occurred. It has been logged with the request id.', { cause });
+
+/** What to log for a failure: the underlying error of a 5xx DomainError, else the error itself. */
+export function loggedCause(error: unknown): unknown {
+  return error instanceof DomainError && error.status >= 500 && error.cause !== undefined ? error.cause : error;
+}
 
 export function isProblemSlug(value: string): value is ProblemSlug {
   return Object.hasOwn(problemTypes, value);

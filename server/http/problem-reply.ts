@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, internalError, problemBody, type ProblemSlug } from '../errors/problems.ts';
+import { DomainError, loggedCause, problemBody, type ProblemSlug } from '../errors/problems.ts';
 import { toDomainError } from '../trpc/trpc.ts';
 
 const PROBLEM_JSON = 'application/problem+json';
@@ -55,8 +55,8 @@ export function asDomainError(error: unknown): DomainError {
     const slug = statusSlugs[status] ?? 'malformed-request';
     return new DomainError(slug, `The request was rejected: ${slug.replace(/-/g, ' ')}.`);
   }
-  const domain = toDomainError(error);
-  return domain.slug === 'internal-error' ? internalError() : domain;
+  // Database failures (503, out-of-range 422) and the 500 fallback, each keeping its cause.
+  return toDomainError(error);
 }
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: DomainError): FastifyReply {
@@ -76,7 +76,8 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
     domain.headers[request.method === 'PATCH' ? 'accept-patch' : 'accept-post'] = accepts;
   }
   if (domain.status >= 500) {
-    request.log.error({ err: error, reqId: request.id }, 'request failed');
+    // The underlying error (message, code, stack) goes to the log only; the body stays generic.
+    request.log.error({ err: loggedCause(domain), reqId: request.id, problem: domain.slug }, 'request failed');
   }
   return sendProblem(request, reply, domain);
 }

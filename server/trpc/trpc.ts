@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { missingToken } from '../auth/tokens.ts';
 import { DomainError, internalError, problemBody, problemTypes, type Problem } from '../errors/problems.ts';
 import { validationError } from '../errors/zod-errors.ts';
+import { databaseProblem } from '../lib/db-errors.ts';
 import type { Context } from './context.ts';
 
 /** How the REST facade answers a procedure, beside trpc-to-openapi's method and path. */
@@ -51,7 +52,7 @@ export function toDomainError(error: unknown): DomainError {
         break;
     }
   }
-  return internalError();
+  return databaseProblem(cause) ?? internalError(cause);
 }
 
 const t = initTRPC
