@@ -2,7 +2,7 @@ import { TokenService } from './auth/tokens.ts';
 import { buildApp } from './app.ts';
 import { bootstrapAdmin } from './bootstrap.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { openDatabase } from './db/client.ts';
+import { DataDirectoryLockedError, openDatabase } from './db/client.ts';
 
 function readConfig(): Config {
   try {
@@ -17,7 +17,16 @@ function readConfig(): Config {
 }
 
 const config = readConfig();
-const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }).catch(
+  (error: unknown) => {
+    // Another process on this PGlite directory: say so plainly and stop, no stack trace.
+    if (error instanceof DataDirectoryLockedError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  },
+);
 const tokens = new TokenService(config.jwt);
 const app = await buildApp({
   database,

@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { chmodSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
@@ -25,52 +25,298 @@ export interface Database {
 
 export const migrationsFolder = resolve(dirname(fileURLToPath(import.meta.url)), '../../drizzle');
 
+/**
+ * Bounds on every wait for PostgreSQL, so an outage or a locked row answers 503 in seconds
+ * instead of holding requests (and the pool) for as long as the cause lasts.
+ */
+export interface DatabaseTimeouts {
+  /** Establishing a connection (postgres.js `connect_timeout`). */
+  connectTimeoutMs: number;
+  /** A pooled connection unused this long is closed, so stale ones do not linger after an outage. */
+  idleTimeoutMs: number;
+  /** Server side: one statement runs at most this long (`statement_timeout`). */
+  statementTimeoutMs: number;
+  /**
+   * Server side: waiting for a row or table lock (`lock_timeout`). Short, so writers queued on a
+   * locked row give their connection back quickly; writes to one order normally hold its lock
+   * for milliseconds.
+   */
+  lockTimeoutMs: number;
+  /** Server side: a transaction left idle this long is ended and its locks released. */
+  idleInTransactionTimeoutMs: number;
+  /** Waiting for a transaction slot of the pool (postgres.js itself would queue forever). */
+  acquireTimeoutMs: number;
+}
+
+export const defaultDatabaseTimeouts: DatabaseTimeouts = {
+  connectTimeoutMs: 5_000,
+  idleTimeoutMs: 60_000,
+  statementTimeoutMs: 10_000,
+  lockTimeoutMs: 3_000,
+  idleInTransactionTimeoutMs: 30_000,
+  acquireTimeoutMs: 5_000,
+};
+
 export interface OpenDatabaseOptions {
   /** `postgres://...`, `memory://`, or undefined for PGlite under `dataDir`. */
   url: string | undefined;
   dataDir: string;
   poolSize?: number;
+  /** PostgreSQL only; each unset field keeps its default (`defaultDatabaseTimeouts`). */
+  timeouts?: Partial<DatabaseTimeouts>;
   /** An already created PGlite instance (tests clone a migrated one). */
   pglite?: PGlite;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const { url } = options;
-  if (url && /^postgres(ql)?:\/\//.test(url)) {
-    const client = postgres(url, {
-      max: options.poolSize ?? 10,
-      onnotice: () => {},
-      connection: { application_name: 'order-service' },
+  if (url && /^postgres(ql)?:\/\//.test(url)) return openPostgres(url, options);
+  if (options.pglite) return openPglite(options.pglite, () => {});
+  if (url === 'memory://') return openPglite(new PGlite(), () => {});
+
+  const dataDir = resolve(options.dataDir);
+  // The data directory holds password hashes: only the service's user may enter it. mkdir
+  // leaves an existing directory's mode alone, and an older install's may be world-readable.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
+  const release = lockDataDirectory(dataDir);
+  try {
+    const pgdata = resolve(dataDir, 'pgdata');
+    const client = new PGlite(pgdata);
+    await client.waitReady;
+    // PGlite unpacks its initial cluster 0666 and writes files opened with fopen() 0666
+    // whatever the umask: tighten them once it is up, and again when it closes.
+    makePrivate(pgdata);
+    return await openPglite(client, () => {
+      try {
+        makePrivate(pgdata);
+      } finally {
+        release();
+      }
     });
-    const db = drizzlePostgres(client, { schema }) as unknown as Db;
-    await migratePostgres(drizzlePostgres(client), { migrationsFolder });
-    return {
-      db,
-      kind: 'postgres',
-      ping: (timeoutMs) => pingDb(db, timeoutMs),
-      close: () => client.end({ timeout: 5 }),
-    };
+  } catch (error) {
+    release();
+    throw error;
   }
-  let pglite = options.pglite;
-  if (!pglite) {
-    if (url === 'memory://') {
-      pglite = new PGlite();
-    } else {
-      mkdirSync(options.dataDir, { recursive: true });
-      pglite = new PGlite(resolve(options.dataDir, 'pgdata'));
-    }
+}
+
+async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
+  const timeouts = { ...defaultDatabaseTimeouts, ...options.timeouts };
+  const poolSize = options.poolSize ?? 10;
+  const connectTimeout = Math.max(1, Math.ceil(timeouts.connectTimeoutMs / 1000));
+  // Migrations get a connection of their own: a long migration must not hit the request timeouts.
+  const migrator = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: connectTimeout });
+  try {
+    await migratePostgres(drizzlePostgres(migrator), { migrationsFolder });
+  } finally {
+    await migrator.end({ timeout: 5 });
   }
-  const client = pglite;
+  const client = postgres(url, {
+    max: poolSize,
+    onnotice: () => {},
+    connect_timeout: connectTimeout,
+    idle_timeout: Math.max(1, Math.ceil(timeouts.idleTimeoutMs / 1000)),
+    connection: {
+      application_name: 'order-service',
+      statement_timeout: timeouts.statementTimeoutMs,
+      lock_timeout: timeouts.lockTimeoutMs,
+      idle_in_transaction_session_timeout: timeouts.idleInTransactionTimeoutMs,
+    },
+  });
+  const db = drizzlePostgres(client, { schema }) as unknown as Db;
+  gateTransactions(db, transactionSlots(poolSize), timeouts.acquireTimeoutMs);
+  return {
+    db,
+    kind: 'postgres',
+    ping: (timeoutMs) => pingDb(db, timeoutMs),
+    close: () => client.end({ timeout: 5 }),
+  };
+}
+
+async function openPglite(client: PGlite, release: () => void): Promise<Database> {
   const db = drizzlePglite(client, { schema }) as unknown as Db;
-  await migratePglite(drizzlePglite(client), { migrationsFolder });
+  try {
+    await migratePglite(drizzlePglite(client), { migrationsFolder });
+  } catch (error) {
+    if (!client.closed) await client.close();
+    throw error;
+  }
   return {
     db,
     kind: 'pglite',
     ping: (timeoutMs) => pingDb(db, timeoutMs),
     close: async () => {
       if (!client.closed) await client.close();
+      release();
     },
   };
+}
+
+/**
+ * Transactions may hold all but a few connections: rows they wait on (a locked order) can then
+ * never starve single-statement reads, the health check included. With pool size 10: 8 slots.
+ */
+export function transactionSlots(poolSize: number): number {
+  const reserved = poolSize >= 4 ? 2 : poolSize >= 2 ? 1 : 0;
+  return poolSize - reserved;
+}
+
+/** Makes `db.transaction` wait for one of `slots` at most `timeoutMs`, then fail (-> 503). */
+function gateTransactions(db: Db, slots: number, timeoutMs: number): void {
+  const gate = new Semaphore(slots, timeoutMs);
+  const begin = db.transaction.bind(db);
+  const gated: Db['transaction'] = (transaction, config) => gate.run(() => begin(transaction, config));
+  db.transaction = gated;
+}
+
+/** Counting semaphore whose waiters give up after a timeout. */
+class Semaphore {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly slots: number,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    await this.acquire();
+    try {
+      return await work();
+    } finally {
+      this.release();
+    }
+  }
+
+  private acquire(): Promise<void> {
+    if (this.active < this.slots) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise((resolveSlot, reject) => {
+      // The releasing holder hands its slot straight over, so `active` stays as it is.
+      const grant = () => {
+        clearTimeout(timer);
+        resolveSlot();
+      };
+      const timer = setTimeout(() => {
+        const index = this.waiting.indexOf(grant);
+        if (index >= 0) this.waiting.splice(index, 1);
+        reject(Object.assign(new Error(`No database connection became free within ${this.timeoutMs} ms`), { code: 'POOL_ACQUIRE_TIMEOUT' }));
+      }, this.timeoutMs);
+      this.waiting.push(grant);
+    });
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.active--;
+  }
+}
+
+/** Removes group and other permissions from everything under `path`. */
+function makePrivate(path: string): void {
+  let stats;
+  try {
+    stats = lstatSync(path);
+  } catch (error) {
+    // PostgreSQL may remove a temporary file while we walk: nothing left to protect.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (stats.isSymbolicLink()) return;
+  if ((stats.mode & 0o077) !== 0) chmodSync(path, stats.mode & 0o700);
+  if (stats.isDirectory()) for (const entry of readdirSync(path)) makePrivate(join(path, entry));
+}
+
+/** A second process on one data directory, refused: PGlite would let both write and lose data. */
+export class DataDirectoryLockedError extends Error {
+  readonly code = 'DATA_DIR_LOCKED';
+
+  constructor(
+    readonly dataDir: string,
+    readonly holderPid: number,
+  ) {
+    const lockFile = join(dataDir, LOCK_FILE);
+    super(
+      holderPid === process.pid
+        ? `The data directory ${dataDir} is already open in this process; PGlite allows one opening per data directory.`
+        : `The data directory ${dataDir} is in use by another process (pid ${holderPid}); PGlite allows one process per data directory. ` +
+            `Stop that process or set DATA_DIR to another directory. If no such process runs, delete ${lockFile}.`,
+    );
+    this.name = 'DataDirectoryLockedError';
+  }
+}
+
+const LOCK_FILE = 'pgdata.lock';
+/** Lock files this process holds. */
+const heldLocks = new Set<string>();
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function lockHolder(lockFile: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(lockFile, 'utf8').trim());
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Takes `DATA_DIR/pgdata.lock` for the life of the database: a file naming our pid, created
+ * whole (written aside, then hard-linked into place, which fails if the lock exists). A lock
+ * whose process is gone is stale and taken over. Returns the release function.
+ */
+function lockDataDirectory(dataDir: string): () => void {
+  const lockFile = join(dataDir, LOCK_FILE);
+  const draft = join(dataDir, `${LOCK_FILE}.${process.pid}`);
+  writeFileSync(draft, `${process.pid}\n`, { mode: 0o600 });
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        linkSync(draft, lockFile);
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const holder = lockHolder(lockFile);
+        // Our own pid is live only if this process took the lock; otherwise a predecessor with
+        // the same pid (a restarted container) left it.
+        const live = holder !== undefined && (holder === process.pid ? heldLocks.has(lockFile) : processAlive(holder));
+        if (live || attempt >= 2) throw new DataDirectoryLockedError(dataDir, holder ?? 0);
+        // Stale: its process is gone (or the file is unreadable). Take it over.
+        rmSync(lockFile, { force: true });
+      }
+    }
+  } finally {
+    rmSync(draft, { force: true });
+  }
+  heldLocks.add(lockFile);
+
+  const release = () => {
+    if (!heldLocks.delete(lockFile)) return;
+    process.removeListener('exit', release);
+    // Only our own lock: never remove one another process took over meanwhile.
+    if (lockHolder(lockFile) === process.pid) {
+      try {
+        unlinkSync(lockFile);
+      } catch {
+        // Already gone: nothing to release.
+      }
+    }
+  };
+  // A process that exits without closing the database leaves no lock behind.
+  process.on('exit', release);
+  return release;
 }
 
 async function pingDb(db: Db, timeoutMs = 2000): Promise<boolean> {
