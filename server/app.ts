@@ -17,6 +17,7 @@ import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter
 import { parseEntityTags } from './lib/etag.ts';
 import { appRouter, type AppRouter } from './router.ts';
 import { createContextInner, type Context } from './trpc/context.ts';
+import { toDomainError } from './trpc/trpc.ts';
 
 export interface AppOptions {
   database: Database;
@@ -219,6 +220,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         const ifMatch = parseEntityTags(req.headers['if-match']);
         return createContextInner({ db: database.db, caller: req.caller, requestId: String(req.id), preconditions: ifMatch ? { ifMatch } : {} });
       },
+      // The headers a problem carries (Retry-After, WWW-Authenticate, Allow...) as on REST; errors are never cached.
+      responseMeta: ({ errors }) =>
+        errors.length === 0 ? {} : { headers: Object.assign({ 'cache-control': 'no-store' }, ...errors.map((error) => toDomainError(error).headers)) },
       onError: ({ error, req }) => {
         // The underlying error (message, code, stack), not the generic problem the client gets.
         if (error.code === 'INTERNAL_SERVER_ERROR') app.log.error({ err: loggedCause(error.cause ?? error), reqId: req.id }, 'trpc call failed');

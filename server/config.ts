@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS, MIN_SECRET_BYTES } from './auth/tokens.ts';
+import { defaultDatabaseTimeouts, type DatabaseTimeouts } from './db/client.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -24,6 +25,10 @@ const EnvSchema = z.object({
     .optional(),
   DATA_DIR: z.string().min(1).default('.data'),
   DATABASE_POOL_SIZE: positiveInt.max(200).default(10),
+  DATABASE_CONNECT_TIMEOUT_MS: positiveInt.max(600_000).default(defaultDatabaseTimeouts.connectTimeoutMs),
+  DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.max(3_600_000).default(defaultDatabaseTimeouts.statementTimeoutMs),
+  DATABASE_LOCK_TIMEOUT_MS: positiveInt.max(3_600_000).default(defaultDatabaseTimeouts.lockTimeoutMs),
+  DATABASE_ACQUIRE_TIMEOUT_MS: positiveInt.max(600_000).default(defaultDatabaseTimeouts.acquireTimeoutMs),
   // Bytes, not characters: the HMAC key is the secret's UTF-8 encoding.
   JWT_SECRET: z
     .string()
@@ -56,6 +61,8 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   databasePoolSize: number;
+  /** Bounds on waiting for PostgreSQL, so an outage or a held lock answers 503 in bounded time. */
+  databaseTimeouts: Pick<DatabaseTimeouts, 'connectTimeoutMs' | 'statementTimeoutMs' | 'lockTimeoutMs' | 'acquireTimeoutMs'>;
   jwt: { secret: string; issuer: string; audience: string; accessTokenTtlSeconds: number };
   admin: { email: string; password: string } | undefined;
   bodyLimit: number;
@@ -107,6 +114,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     dataDir: resolve(e.DATA_DIR),
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    databaseTimeouts: {
+      connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+      lockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
+      acquireTimeoutMs: e.DATABASE_ACQUIRE_TIMEOUT_MS,
+    },
     jwt: { secret, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
     admin: e.ADMIN_EMAIL && e.ADMIN_PASSWORD ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD } : undefined,
     bodyLimit: e.BODY_LIMIT,

@@ -17,7 +17,7 @@ function readConfig(): Config {
 }
 
 const config = readConfig();
-const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }).catch(
+const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, timeouts: config.databaseTimeouts }).catch(
   (error: unknown) => {
     // Another process on this PGlite directory: say so plainly and stop, no stack trace.
     if (error instanceof DataDirectoryLockedError) {

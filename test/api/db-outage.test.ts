@@ -169,6 +169,7 @@ describe.skipIf(!runHere)('database outage and locked rows answer 503 service-un
       const input = encodeURIComponent(JSON.stringify({ id: productId }));
       const { res, ms } = await timed(request({ method: 'GET', url: `/trpc/products.get?input=${input}` }));
       expect(res.statusCode).toBe(503);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
       const body = res.json<TrpcErrorBody>();
       expect(body.error.data.problem).toMatchObject({ type: '/problems/service-unavailable', status: 503 });
       expect(ms).toBeLessThan(OUTAGE_BOUND_MS);

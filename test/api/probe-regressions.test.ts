@@ -166,6 +166,15 @@ describe('the typed client batches: the server takes a batch of up to 100 calls'
   });
 });
 
+describe('/trpc errors carry the headers their problem carries, as REST does', () => {
+  it('a write without a token answers 401 with WWW-Authenticate and Cache-Control: no-store', async () => {
+    const res = await t.request({ method: 'POST', url: '/trpc/products.create', headers: { 'content-type': 'application/json' }, payload: productInput() });
+    expect(res.statusCode).toBe(401);
+    expect(String(res.headers['www-authenticate'])).toMatch(/^Bearer /);
+    expect(res.headers['cache-control']).toBe('no-store');
+  });
+});
+
 describe('unknown methods on known paths answer 405 with Allow (RFC 9110 15.5.6)', () => {
   for (const method of ['TRACE', 'PROPFIND', 'QUERY', 'MKCOL'] as const) {
     it(`${method} /api/v1/orders answers 405 + Allow`, async () => {
