@@ -82,16 +82,31 @@ export function checkDist(): void {
   if (problems.length > 0) throw new Error(`client-sdk/dist must be self-contained:\n  ${problems.join('\n  ')}`);
 }
 
-export function buildClient(): void {
-  const text = generateRouterTypes({ docs: procedureDocs() });
-  if (!existsSync(generatedRouterFile) || readFileSync(generatedRouterFile, 'utf8') !== text) writeFileSync(generatedRouterFile, text);
+/** What client-sdk/src/app-router.ts must hold: the router's declarations, with each procedure's docs. */
+export function routerTypesText(): string {
+  return generateRouterTypes({ docs: procedureDocs() });
+}
+
+/** Writes client-sdk/src/app-router.ts (a committed, reviewed file) when it differs, and proves it equivalent. */
+export function writeRouterTypes(): boolean {
+  const text = routerTypesText();
+  const stale = !existsSync(generatedRouterFile) || readFileSync(generatedRouterFile, 'utf8') !== text;
+  if (stale) writeFileSync(generatedRouterFile, text);
   checkRouterTypes();
+  return stale;
+}
+
+export function buildClient(): void {
+  writeRouterTypes();
   rmSync(distDir, { recursive: true, force: true });
   compile();
   checkDist();
 }
 
-if (import.meta.filename === resolve(process.argv[1] ?? '')) {
+if (import.meta.filename === resolve(process.argv[1] ?? '') && process.argv.includes('--types-only')) {
+  const wrote = writeRouterTypes();
+  console.log(`${relative(process.cwd(), generatedRouterFile)} ${wrote ? 'written' : 'is up to date'}`);
+} else if (import.meta.filename === resolve(process.argv[1] ?? '')) {
   const started = Date.now();
   buildClient();
   console.log(`client-sdk built in ${((Date.now() - started) / 1000).toFixed(1)} s: ${relative(process.cwd(), distDir)}`);
