@@ -16,13 +16,13 @@ export interface BootstrapResult {
  */
 export async function bootstrapAdmin(db: Db, config: Config): Promise<BootstrapResult> {
   if (config.admin) {
-    const { user } = await ensureAdmin(db, config.admin.email, config.admin.password);
+    const { user } = await ensureAdmin({ db, email: config.admin.email, password: config.admin.password });
     return { admin: user };
   }
   if (config.env !== 'development') return { admin: undefined };
-  const existing = await findUserByEmail(db, 'admin@localhost');
+  const existing = await findUserByEmail({ db, email: 'admin@localhost' });
   if (existing) return { admin: existing.role === 'admin' ? toUser(existing) : undefined };
   const password = randomBytes(12).toString('base64url');
-  const { user } = await ensureAdmin(db, 'admin@localhost', password);
+  const { user } = await ensureAdmin({ db, email: 'admin@localhost', password });
   return { admin: user, generatedPassword: password };
 }

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, isNull, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { products, type ProductRow } from '../../db/schema.ts';
+import { products } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../lib/db-errors.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';
@@ -8,7 +8,23 @@ import type { Preconditions } from '../../trpc/context.ts';
 import { iso, toPage, type Page } from '../common.schemas.ts';
 import type { Product, ProductInput, ProductListQuery, ProductReplace } from './products.schemas.ts';
 
-export function toProduct(row: ProductRow): Product {
+/** The columns a product is read with: its representation, and whether it is archived. */
+const productColumns = {
+  id: products.id,
+  sku: products.sku,
+  name: products.name,
+  description: products.description,
+  category: products.category,
+  price: products.price,
+  currency: products.currency,
+  stock: products.stock,
+  archivedAt: products.archivedAt,
+  createdAt: products.createdAt,
+  updatedAt: products.updatedAt,
+};
+type ProductRecord = Pick<typeof products.$inferSelect, keyof typeof productColumns>;
+
+export function toProduct(row: ProductRecord): Product {
   return {
     id: row.id,
     sku: row.sku,
@@ -36,7 +52,7 @@ export async function createProduct(db: Db, input: ProductInput): Promise<Produc
     const [row] = await db
       .insert(products)
       .values({ ...input, description: input.description ?? null })
-      .returning();
+      .returning(productColumns);
     if (!row) throw new Error('insert returned no row');
     return toProduct(row);
   } catch (error) {
@@ -46,7 +62,7 @@ export async function createProduct(db: Db, input: ProductInput): Promise<Produc
 }
 
 export async function getProduct(db: Db, id: number): Promise<Product> {
-  const [row] = await db.select().from(products).where(eq(products.id, id));
+  const [row] = await db.select(productColumns).from(products).where(eq(products.id, id));
   if (!row) throw notFound(id);
   if (row.archivedAt) throw gone(id);
   return toProduct(row);
@@ -74,7 +90,7 @@ export async function listProducts(db: Db, query: ProductListQuery): Promise<Pag
   const filters = [isNull(products.archivedAt)];
   if (query.category !== undefined) filters.push(eq(products.category, query.category));
   const rows = await db
-    .select()
+    .select(productColumns)
     .from(products)
     .where(and(...filters))
     .orderBy(...orderBy(query.sort))
@@ -84,8 +100,8 @@ export async function listProducts(db: Db, query: ProductListQuery): Promise<Pag
 }
 
 /** Locks the live product row for the rest of the transaction. */
-async function lockLiveProduct(tx: Db, id: number, preconditions: Preconditions): Promise<ProductRow> {
-  const [row] = await tx.select().from(products).where(eq(products.id, id)).for('update');
+async function lockLiveProduct(tx: Db, id: number, preconditions: Preconditions): Promise<ProductRecord> {
+  const [row] = await tx.select(productColumns).from(products).where(eq(products.id, id)).for('update');
   if (!row) throw notFound(id);
   if (row.archivedAt) throw gone(id);
   assertIfMatch(preconditions, toProduct(row));
@@ -104,7 +120,7 @@ export async function replaceProduct(db: Db, input: ProductReplace, precondition
         .update(products)
         .set({ ...next, updatedAt: new Date() })
         .where(eq(products.id, id))
-        .returning();
+        .returning(productColumns);
       if (!row) throw notFound(id);
       return toProduct(row);
     });
@@ -117,7 +133,7 @@ export async function replaceProduct(db: Db, input: ProductReplace, precondition
 /** DELETE archives: orders keep referring to the product; reads answer 410, a second DELETE 404. */
 export async function archiveProduct(db: Db, id: number, preconditions: Preconditions): Promise<void> {
   await db.transaction(async (tx) => {
-    const [row] = await tx.select().from(products).where(eq(products.id, id)).for('update');
+    const [row] = await tx.select(productColumns).from(products).where(eq(products.id, id)).for('update');
     if (!row || row.archivedAt) throw notFound(id);
     assertIfMatch(preconditions, toProduct(row));
     await tx.update(products).set({ archivedAt: new Date() }).where(eq(products.id, id));

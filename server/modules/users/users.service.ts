@@ -2,7 +2,7 @@ import { asc, eq, sql } from 'drizzle-orm';
 import { hashPassword, verifyPassword } from '../../auth/password.ts';
 import type { Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
-import { orders, users, type UserRow } from '../../db/schema.ts';
+import { orders, users } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../lib/db-errors.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';
@@ -10,7 +10,21 @@ import type { Preconditions } from '../../trpc/context.ts';
 import { iso, toPage, type Page } from '../common.schemas.ts';
 import type { User, UserInput, UserListQuery, UserReplace } from './users.schemas.ts';
 
-export function toUser(row: UserRow): User {
+/**
+ * The columns a user is answered with. `password_hash` is not among them: only the queries that
+ * verify a password read it (`passwordHashOf`, `ensureAdmin`), so no other path can leak it.
+ */
+const userColumns = {
+  id: users.id,
+  email: users.email,
+  name: users.name,
+  role: users.role,
+  createdAt: users.createdAt,
+  updatedAt: users.updatedAt,
+};
+export type UserRecord = Pick<typeof users.$inferSelect, keyof typeof userColumns>;
+
+export function toUser(row: UserRecord): User {
   return {
     id: row.id,
     email: row.email,
@@ -51,7 +65,7 @@ export async function createUser(db: Db, caller: Caller | null, input: UserInput
   }
   const passwordHash = await hashPassword(input.password);
   try {
-    const [row] = await db.insert(users).values({ email: input.email, name: input.name, role, passwordHash }).returning();
+    const [row] = await db.insert(users).values({ email: input.email, name: input.name, role, passwordHash }).returning(userColumns);
     if (!row) throw new Error('insert returned no row');
     return toUser(row);
   } catch (error) {
@@ -62,14 +76,14 @@ export async function createUser(db: Db, caller: Caller | null, input: UserInput
 
 export async function getUser(db: Db, caller: Caller, id: number): Promise<User> {
   assertMayRead(caller, id);
-  const [row] = await db.select().from(users).where(eq(users.id, id));
+  const [row] = await db.select(userColumns).from(users).where(eq(users.id, id));
   if (!row) throw notFound(id);
   return toUser(row);
 }
 
 export async function listUsers(db: Db, query: UserListQuery): Promise<Page<User>> {
   const rows = await db
-    .select()
+    .select(userColumns)
     .from(users)
     .orderBy(asc(users.id))
     .limit(query.limit + 1)
@@ -108,7 +122,7 @@ const currentPasswordError = (message: string) =>
  * Changing one's own email or password takes the current password, so a stolen access token
  * alone cannot take the account over. An admin changing someone else's account needs none.
  */
-function needsCurrentPassword(caller: Caller, current: UserRow, input: UserReplace): boolean {
+function needsCurrentPassword(caller: Caller, current: UserRecord, input: UserReplace): boolean {
   return caller.userId === current.id && (input.email !== current.email || input.password !== undefined);
 }
 
@@ -118,20 +132,19 @@ export async function replaceUser(db: Db, caller: Caller, input: UserReplace, pr
   // The slow parts (hashing, checking the current password) run before the transaction so they
   // never hold a row lock; the transaction re-checks that what they relied on still holds.
   const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password);
-  const [before] = await db.select().from(users).where(eq(users.id, id));
+  const [before] = await db.select(userColumns).from(users).where(eq(users.id, id));
   if (!before) throw notFound(id);
-  const checkedHash = await checkCurrentPassword(caller, before, input);
+  const checkedHash = await checkCurrentPassword(db, caller, before, input);
   try {
     return await db.transaction(async (tx) => {
       const demoting = input.role !== undefined && input.role !== 'admin';
       let admins = demoting && (await isAdminRow(tx, id)) ? await lockAdmins(tx) : undefined;
-      const [current] = await tx.select().from(users).where(eq(users.id, id)).for('update');
+      const [current] = await tx.select(userColumns).from(users).where(eq(users.id, id)).for('update');
       if (!current) throw notFound(id);
       assertIfMatch(preconditions, toUser(current));
-      if (needsCurrentPassword(caller, current, input) && current.passwordHash !== checkedHash) {
-        // The row changed since the check (its password, or the email now differs): check again.
-        await checkCurrentPassword(caller, current, input);
-      }
+      // The row may have changed since the check (its password, or the email now differs): the
+      // locked row decides, and a hash already verified before the transaction is not verified twice.
+      await checkCurrentPassword(tx, caller, current, input, checkedHash);
       const role = input.role ?? current.role;
       if (role !== current.role && !isAdmin(caller)) {
         throw new DomainError('forbidden', 'Only an admin may change a role.');
@@ -147,7 +160,7 @@ export async function replaceUser(db: Db, caller: Caller, input: UserReplace, pr
         .update(users)
         .set({ email: input.email, name: input.name, role, ...(passwordHash ? { passwordHash } : {}), updatedAt: new Date() })
         .where(eq(users.id, id))
-        .returning();
+        .returning(userColumns);
       if (!row) throw notFound(id);
       return toUser(row);
     });
@@ -157,19 +170,36 @@ export async function replaceUser(db: Db, caller: Caller, input: UserReplace, pr
   }
 }
 
-/** 422 naming current_password when it is needed and absent or wrong; answers the hash it matched. */
-async function checkCurrentPassword(caller: Caller, current: UserRow, input: UserReplace): Promise<string | undefined> {
+/** The stored password hash of user `id`: read only to verify a password. */
+async function passwordHashOf(db: Db, id: number): Promise<string | undefined> {
+  const [row] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, id));
+  return row?.passwordHash;
+}
+
+/**
+ * 422 naming current_password when it is needed and absent or wrong; answers the hash it matched.
+ * `verified` is a hash this request has already matched: the same hash is not checked again.
+ */
+async function checkCurrentPassword(
+  db: Db,
+  caller: Caller,
+  current: UserRecord,
+  input: UserReplace,
+  verified?: string,
+): Promise<string | undefined> {
   if (!needsCurrentPassword(caller, current, input)) return undefined;
   if (input.current_password === undefined) throw currentPasswordError('is required to change your own email or password');
-  if (!(await verifyPassword(input.current_password, current.passwordHash))) throw currentPasswordError('is incorrect');
-  return current.passwordHash;
+  const hash = await passwordHashOf(db, current.id);
+  if (hash === undefined) throw notFound(current.id);
+  if (hash !== verified && !(await verifyPassword(input.current_password, hash))) throw currentPasswordError('is incorrect');
+  return hash;
 }
 
 export async function deleteUser(db: Db, caller: Caller, id: number, preconditions: Preconditions): Promise<void> {
   assertMayWrite(caller, id);
   await db.transaction(async (tx) => {
     let admins = (await isAdminRow(tx, id)) ? await lockAdmins(tx) : undefined;
-    const [current] = await tx.select().from(users).where(eq(users.id, id)).for('update');
+    const [current] = await tx.select(userColumns).from(users).where(eq(users.id, id)).for('update');
     if (!current) throw notFound(id);
     assertIfMatch(preconditions, toUser(current));
     if (current.role === 'admin') {
@@ -183,25 +213,26 @@ export async function deleteUser(db: Db, caller: Caller, id: number, preconditio
   });
 }
 
-export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
-  const [row] = await db
-    .select()
-    .from(users)
-    .where(sql`lower(${users.email}) = lower(${email})`);
+const byEmail = (email: string) => sql`lower(${users.email}) = lower(${email})`;
+
+export async function findUserByEmail({ db, email }: { db: Db; email: string }): Promise<UserRecord | undefined> {
+  const [row] = await db.select(userColumns).from(users).where(byEmail(email));
   return row;
 }
 
 /** Makes sure an admin with this email exists and has this password (start-up bootstrap). */
-export async function ensureAdmin(db: Db, email: string, password: string): Promise<{ user: User; created: boolean }> {
-  const existing = await findUserByEmail(db, email);
+export async function ensureAdmin({ db, email, password }: { db: Db; email: string; password: string }): Promise<{ user: User; created: boolean }> {
+  // The one read of a user by email that needs the hash: it verifies the configured password.
+  const withHash = () => db.select({ ...userColumns, passwordHash: users.passwordHash }).from(users).where(byEmail(email));
+  const [existing] = await withHash();
   if (!existing) {
     const [row] = await db
       .insert(users)
       .values({ email, name: 'Administrator', role: 'admin', passwordHash: await hashPassword(password) })
       .onConflictDoNothing()
-      .returning();
+      .returning(userColumns);
     if (row) return { user: toUser(row), created: true };
-    const raced = await findUserByEmail(db, email);
+    const raced = await findUserByEmail({ db, email });
     if (!raced) throw new Error('admin bootstrap failed');
     return { user: toUser(raced), created: false };
   }
@@ -211,7 +242,7 @@ export async function ensureAdmin(db: Db, email: string, password: string): Prom
     .update(users)
     .set({ role: 'admin', ...(passwordMatches ? {} : { passwordHash: await hashPassword(password) }), updatedAt: new Date() })
     .where(eq(users.id, existing.id))
-    .returning();
+    .returning(userColumns);
   if (!row) throw new Error('admin bootstrap failed');
   return { user: toUser(row), created: false };
 }
