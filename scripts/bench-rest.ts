@@ -19,13 +19,9 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 
 const database = await openDatabase({ url: process.env.DATABASE_URL ?? 'memory://', dataDir: '' });
-const product = await createProduct(database.db, {
-  sku: `BENCH-${Date.now()}`,
-  name: 'Benchmark mug',
-  category: 'kitchen',
-  price: 1200,
-  currency: 'USD',
-  stock: 5,
+const product = await createProduct({
+  db: database.db,
+  input: { sku: `BENCH-${Date.now()}`, name: 'Benchmark mug', category: 'kitchen', price: 1200, currency: 'USD', stock: 5 },
 });
 
 const tokens = new TokenService({ secret: 'x'.repeat(32), issuer: 'order-service', audience: 'order-service-api', accessTokenTtlSeconds: 900 });
@@ -37,7 +33,7 @@ await app.listen({ port: 0, host: '127.0.0.1' });
 // so the ratio is the cost of the facade (routing, auth, tRPC, validation, ETag, headers).
 const raw = Fastify();
 raw.get<{ Params: { id: string } }>('/raw/products/:id', async (request, reply) => {
-  const product = await getProduct(database.db, Number(request.params.id));
+  const product = await getProduct({ db: database.db, id: Number(request.params.id) });
   return reply.header('cache-control', 'public, max-age=60').send(product);
 });
 await raw.listen({ port: 0, host: '127.0.0.1' });

@@ -65,7 +65,8 @@ export interface TestHarnessOptions {
 export function testCallerIdentity(identity: TestIdentity): Caller {
   const scopes = new Set(identity.scopes ?? []);
   if (identity.role === 'service') {
-    return { sub: identity.name ?? 'test-service', userId: undefined, role: 'service', name: identity.name, scopes };
+    const clientId = identity.name ?? 'test-service';
+    return { sub: clientId, clientId, role: 'service', name: identity.name, scopes };
   }
   const userId = identity.userId ?? 1;
   return { sub: String(userId), userId, role: identity.role, name: identity.name ?? `Test ${identity.role}`, scopes };

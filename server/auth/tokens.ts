@@ -5,15 +5,27 @@ import { DomainError } from '../errors/problems.ts';
 
 export type Role = 'customer' | 'admin' | 'service';
 
-/** The verified caller of a request, taken from the access token alone (no lookup). */
-export interface Caller {
+interface CallerClaims {
+  /** The token's `sub`: the user id as a string, or the client id. */
   sub: string;
-  /** Numeric user id for `customer`/`admin`; undefined for a service client. */
-  userId: number | undefined;
-  role: Role;
   name: string | undefined;
   scopes: ReadonlySet<string>;
 }
+
+/** A person signed in: acts on their own resources (customer) or on all (admin). */
+export interface UserCaller extends CallerClaims {
+  role: 'customer' | 'admin';
+  userId: number;
+}
+
+/** An OAuth client acting for itself (client credentials): acts by scope, never as a user. */
+export interface ServiceCaller extends CallerClaims {
+  role: 'service';
+  clientId: string;
+}
+
+/** The verified caller of a request, taken from the access token alone (no lookup); `role` tells which. */
+export type Caller = UserCaller | ServiceCaller;
 
 export interface TokenSettings {
   secret: string;
@@ -95,11 +107,11 @@ export class TokenService {
     const { sub, role, name, scope } = claims.data;
     // One user, one spelling: `1e0`, ` 1`, `0x1` or `01` would otherwise be user 1 under another
     // `sub` (and so another rate-limit bucket and idempotency scope).
-    const userId = role === 'service' ? undefined : CANONICAL_USER_ID.test(sub) ? Number(sub) : Number.NaN;
-    if (userId !== undefined && !(userId >= 1 && userId <= MAX_USER_ID)) {
-      throw invalidToken('The access token subject is not a user id.');
-    }
-    return { sub, userId, role, name, scopes: new Set(scope?.split(' ').filter(Boolean) ?? []) };
+    const scopes = new Set(scope?.split(' ').filter(Boolean) ?? []);
+    if (role === 'service') return { sub, clientId: sub, role, name, scopes };
+    const userId = CANONICAL_USER_ID.test(sub) ? Number(sub) : Number.NaN;
+    if (!(userId >= 1 && userId <= MAX_USER_ID)) throw invalidToken('The access token subject is not a user id.');
+    return { sub, userId, role, name, scopes };
   }
 }
 

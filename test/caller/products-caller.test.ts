@@ -27,7 +27,7 @@ afterAll(async () => {
 
 const admin: Caller = { sub: '1', userId: 1, role: 'admin', name: 'Admin', scopes: new Set() };
 const customer: Caller = { sub: '2', userId: 2, role: 'customer', name: 'Customer', scopes: new Set() };
-const service = (...scopes: string[]): Caller => ({ sub: 'client-x', userId: undefined, role: 'service', name: undefined, scopes: new Set(scopes) });
+const service = (...scopes: string[]): Caller => ({ sub: 'client-x', clientId: 'client-x', role: 'service', name: undefined, scopes: new Set(scopes) });
 
 const as = (caller: Caller | null, preconditions?: Preconditions) =>
   createCaller(createContextInner({ db: database.db, caller, ...(preconditions ? { preconditions } : {}) }));

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { customerProcedure, router } from '../../trpc/trpc.ts';
+import { procedureFor, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
-import { parseOrderDocument, patcherFor } from './orders.patch.ts';
 import { Order, OrderCreate, OrderList, OrderListQuery, OrderPatch, OrderReplace } from './orders.schemas.ts';
 import * as orders from './orders.service.ts';
 
-const reader = customerProcedure('orders:read');
-const writer = customerProcedure('orders:write');
+// Customers on their own orders (the service confines them), admins, and service clients by scope.
+const reader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:read' });
+const writer = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:write' });
 const tags = ['orders'];
 const writeProblems = ['not-found', 'conflict', 'invalid-state-transition', 'insufficient-stock', 'precondition-failed'] as const;
 
@@ -18,7 +18,7 @@ export const ordersRouter = router({
     })
     .input(OrderCreate)
     .output(Order)
-    .mutation(({ ctx, input }) => orders.createOrder(ctx.db, ctx.caller, input)),
+    .mutation(({ ctx, input }) => orders.createOrder({ db: ctx.db, caller: ctx.caller, input })),
 
   get: reader
     .meta({
@@ -27,7 +27,7 @@ export const ordersRouter = router({
     })
     .input(IdParam)
     .output(Order)
-    .query(({ ctx, input }) => orders.getOrder(ctx.db, ctx.caller, input.id)),
+    .query(({ ctx, input }) => orders.getOrder({ db: ctx.db, caller: ctx.caller, id: input.id })),
 
   list: reader
     .meta({
@@ -36,7 +36,7 @@ export const ordersRouter = router({
     })
     .input(OrderListQuery)
     .output(OrderList)
-    .query(({ ctx, input }) => orders.listOrders(ctx.db, ctx.caller, input)),
+    .query(({ ctx, input }) => orders.listOrders({ db: ctx.db, caller: ctx.caller, query: input })),
 
   replace: writer
     .meta({
@@ -45,7 +45,7 @@ export const ordersRouter = router({
     })
     .input(OrderReplace)
     .output(Order)
-    .mutation(({ ctx, input }) => orders.replaceOrder(ctx.db, ctx.caller, input, ctx.preconditions)),
+    .mutation(({ ctx, input }) => orders.replaceOrder({ db: ctx.db, caller: ctx.caller, input, preconditions: ctx.preconditions })),
 
   patch: writer
     .meta({
@@ -60,7 +60,7 @@ export const ordersRouter = router({
     })
     .input(OrderPatch)
     .output(Order)
-    .mutation(({ ctx, input }) => orders.patchOrder(ctx.db, ctx.caller, input.id, patcherFor(input), parseOrderDocument, ctx.preconditions)),
+    .mutation(({ ctx, input }) => orders.patchOrder({ db: ctx.db, caller: ctx.caller, input, preconditions: ctx.preconditions })),
 
   confirm: writer
     .meta({
@@ -69,7 +69,7 @@ export const ordersRouter = router({
     })
     .input(IdParam)
     .output(Order)
-    .mutation(({ ctx, input }) => orders.transitionOrder(ctx.db, ctx.caller, input.id, 'confirmed', 'confirm', ctx.preconditions)),
+    .mutation(({ ctx, input }) => orders.transitionOrder({ db: ctx.db, caller: ctx.caller, id: input.id, to: 'confirmed', via: 'confirm', preconditions: ctx.preconditions })),
 
   cancel: writer
     .meta({
@@ -78,7 +78,7 @@ export const ordersRouter = router({
     })
     .input(IdParam)
     .output(Order)
-    .mutation(({ ctx, input }) => orders.transitionOrder(ctx.db, ctx.caller, input.id, 'cancelled', 'cancel', ctx.preconditions)),
+    .mutation(({ ctx, input }) => orders.transitionOrder({ db: ctx.db, caller: ctx.caller, id: input.id, to: 'cancelled', via: 'cancel', preconditions: ctx.preconditions })),
 
   delete: writer
     .meta({
@@ -87,5 +87,5 @@ export const ordersRouter = router({
     })
     .input(IdParam)
     .output(z.void())
-    .mutation(({ ctx, input }) => orders.deleteOrder(ctx.db, ctx.caller, input.id, ctx.preconditions)),
+    .mutation(({ ctx, input }) => orders.deleteOrder({ db: ctx.db, caller: ctx.caller, id: input.id, preconditions: ctx.preconditions })),
 });

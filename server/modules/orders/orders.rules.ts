@@ -2,8 +2,9 @@
  * The order state machine (CONTRACT section 3) as one table. Every way of changing a status
  * (PUT/PATCH, the confirm and cancel actions, payments, fulfillments) asks this table.
  */
-export const ORDER_STATUSES = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled'] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
+import { ORDER_STATUSES, type OrderStatus } from '../../db/schema.ts';
+
+export { ORDER_STATUSES, type OrderStatus };
 
 /** How a move is requested. */
 export type Channel = 'write' | 'confirm' | 'cancel' | 'payment' | 'fulfillment';

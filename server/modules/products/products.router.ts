@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { publicProcedure, router, scopedProcedure } from '../../trpc/trpc.ts';
+import { procedureFor, publicProcedure, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
 import { Product, ProductInput, ProductList, ProductListQuery, ProductReplace } from './products.schemas.ts';
 import * as products from './products.service.ts';
 
-const writer = scopedProcedure('products:write');
+// Admins, and service clients holding products:write; anyone reads the catalogue.
+const writer = procedureFor({ roles: ['admin', 'service'], scope: 'products:write' });
 
 export const productsRouter = router({
   create: writer
@@ -14,7 +15,7 @@ export const productsRouter = router({
     })
     .input(ProductInput)
     .output(Product)
-    .mutation(({ ctx, input }) => products.createProduct(ctx.db, input)),
+    .mutation(({ ctx, input }) => products.createProduct({ db: ctx.db, input })),
 
   get: publicProcedure
     .meta({
@@ -23,7 +24,7 @@ export const productsRouter = router({
     })
     .input(IdParam)
     .output(Product)
-    .query(({ ctx, input }) => products.getProduct(ctx.db, input.id)),
+    .query(({ ctx, input }) => products.getProduct({ db: ctx.db, id: input.id })),
 
   list: publicProcedure
     .meta({
@@ -32,7 +33,7 @@ export const productsRouter = router({
     })
     .input(ProductListQuery)
     .output(ProductList)
-    .query(({ ctx, input }) => products.listProducts(ctx.db, input)),
+    .query(({ ctx, input }) => products.listProducts({ db: ctx.db, query: input })),
 
   replace: writer
     .meta({
@@ -41,7 +42,7 @@ export const productsRouter = router({
     })
     .input(ProductReplace)
     .output(Product)
-    .mutation(({ ctx, input }) => products.replaceProduct(ctx.db, input, ctx.preconditions)),
+    .mutation(({ ctx, input }) => products.replaceProduct({ db: ctx.db, input, preconditions: ctx.preconditions })),
 
   delete: writer
     .meta({
@@ -50,5 +51,5 @@ export const productsRouter = router({
     })
     .input(IdParam)
     .output(z.void())
-    .mutation(({ ctx, input }) => products.archiveProduct(ctx.db, input.id, ctx.preconditions)),
+    .mutation(({ ctx, input }) => products.archiveProduct({ db: ctx.db, id: input.id, preconditions: ctx.preconditions })),
 });

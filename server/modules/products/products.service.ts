@@ -47,7 +47,7 @@ const duplicateSku = (sku: string) =>
 const notFound = (id: number) => new DomainError('not-found', `Product ${id} does not exist.`);
 const gone = (id: number) => new DomainError('gone', `Product ${id} was archived and is no longer available.`);
 
-export async function createProduct(db: Db, input: ProductInput): Promise<Product> {
+export async function createProduct({ db, input }: { db: Db; input: ProductInput }): Promise<Product> {
   try {
     const [row] = await db
       .insert(products)
@@ -61,7 +61,7 @@ export async function createProduct(db: Db, input: ProductInput): Promise<Produc
   }
 }
 
-export async function getProduct(db: Db, id: number): Promise<Product> {
+export async function getProduct({ db, id }: { db: Db; id: number }): Promise<Product> {
   const [row] = await db.select(productColumns).from(products).where(eq(products.id, id));
   if (!row) throw notFound(id);
   if (row.archivedAt) throw gone(id);
@@ -86,7 +86,7 @@ function orderBy(sort: string | undefined): SQL[] {
   return terms;
 }
 
-export async function listProducts(db: Db, query: ProductListQuery): Promise<Page<Product>> {
+export async function listProducts({ db, query }: { db: Db; query: ProductListQuery }): Promise<Page<Product>> {
   const filters = [isNull(products.archivedAt)];
   if (query.category !== undefined) filters.push(eq(products.category, query.category));
   const rows = await db
@@ -108,7 +108,7 @@ async function lockLiveProduct(tx: Db, id: number, preconditions: Preconditions)
   return row;
 }
 
-export async function replaceProduct(db: Db, input: ProductReplace, preconditions: Preconditions): Promise<Product> {
+export async function replaceProduct({ db, input, preconditions }: { db: Db; input: ProductReplace; preconditions: Preconditions }): Promise<Product> {
   const { id, sku, name, description, category, price, currency, stock } = input;
   try {
     return await db.transaction(async (tx) => {
@@ -131,7 +131,7 @@ export async function replaceProduct(db: Db, input: ProductReplace, precondition
 }
 
 /** DELETE archives: orders keep referring to the product; reads answer 410, a second DELETE 404. */
-export async function archiveProduct(db: Db, id: number, preconditions: Preconditions): Promise<void> {
+export async function archiveProduct({ db, id, preconditions }: { db: Db; id: number; preconditions: Preconditions }): Promise<void> {
   await db.transaction(async (tx) => {
     const [row] = await tx.select(productColumns).from(products).where(eq(products.id, id)).for('update');
     if (!row || row.archivedAt) throw notFound(id);

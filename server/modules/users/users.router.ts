@@ -1,8 +1,13 @@
 import { z } from 'zod';
-import { authedProcedure, publicProcedure, router, scopedProcedure } from '../../trpc/trpc.ts';
+import { procedureFor, publicProcedure, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
 import { User, UserInput, UserList, UserListQuery, UserReplace } from './users.schemas.ts';
 import * as users from './users.service.ts';
+
+// People reach their own user (admins any); a service client reads users with users:read (checked
+// per user by the service, so a missing scope looks like a missing user) and never changes one.
+const reader = procedureFor({ roles: ['customer', 'admin', 'service'] });
+const writer = procedureFor({ roles: ['customer', 'admin'] });
 
 export const usersRouter = router({
   create: publicProcedure
@@ -18,41 +23,41 @@ export const usersRouter = router({
     })
     .input(UserInput)
     .output(User)
-    .mutation(({ ctx, input }) => users.createUser(ctx.db, ctx.caller, input)),
+    .mutation(({ ctx, input }) => users.createUser({ db: ctx.db, caller: ctx.caller, input })),
 
-  get: authedProcedure
+  get: reader
     .meta({
       openapi: { method: 'GET', path: '/users/{id}', tags: ['users'], summary: 'Read a user (yourself, or any as admin)' },
       rest: { kind: 'item', cache: 'private', problems: ['not-found'] },
     })
     .input(IdParam)
     .output(User)
-    .query(({ ctx, input }) => users.getUser(ctx.db, ctx.caller, input.id)),
+    .query(({ ctx, input }) => users.getUser({ db: ctx.db, caller: ctx.caller, id: input.id })),
 
-  list: scopedProcedure('users:read')
+  list: procedureFor({ roles: ['admin', 'service'], scope: 'users:read' })
     .meta({
       openapi: { method: 'GET', path: '/users', tags: ['users'], summary: 'List users (admin)' },
       rest: { kind: 'list', cache: 'private' },
     })
     .input(UserListQuery)
     .output(UserList)
-    .query(({ ctx, input }) => users.listUsers(ctx.db, input)),
+    .query(({ ctx, input }) => users.listUsers({ db: ctx.db, query: input })),
 
-  replace: authedProcedure
+  replace: writer
     .meta({
       openapi: { method: 'PUT', path: '/users/{id}', tags: ['users'], summary: 'Replace a user (yourself, or any as admin)' },
       rest: { kind: 'item', cache: 'private', problems: ['not-found', 'duplicate-resource', 'conflict', 'precondition-failed'] },
     })
     .input(UserReplace)
     .output(User)
-    .mutation(({ ctx, input }) => users.replaceUser(ctx.db, ctx.caller, input, ctx.preconditions)),
+    .mutation(({ ctx, input }) => users.replaceUser({ db: ctx.db, caller: ctx.caller, input, preconditions: ctx.preconditions })),
 
-  delete: authedProcedure
+  delete: writer
     .meta({
       openapi: { method: 'DELETE', path: '/users/{id}', tags: ['users'], summary: 'Delete a user without orders' },
       rest: { status: 204, problems: ['not-found', 'conflict', 'precondition-failed'] },
     })
     .input(IdParam)
     .output(z.void())
-    .mutation(({ ctx, input }) => users.deleteUser(ctx.db, ctx.caller, input.id, ctx.preconditions)),
+    .mutation(({ ctx, input }) => users.deleteUser({ db: ctx.db, caller: ctx.caller, id: input.id, preconditions: ctx.preconditions })),
 });

@@ -1,5 +1,6 @@
 import { asc, eq, sql } from 'drizzle-orm';
 import { hashPassword, verifyPassword } from '../../auth/password.ts';
+import { isSelf, mayChangeRole, mayCreateRole, mayReadUser, mayWriteUser } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
 import { orders, users } from '../../db/schema.ts';
@@ -43,24 +44,20 @@ const duplicateEmail = () =>
 // Customers learn nothing about other users: someone else's id looks like a missing one.
 const notFound = (id: number) => new DomainError('not-found', `User ${id} does not exist.`);
 
-const isAdmin = (caller: Caller | null) => caller?.role === 'admin';
-
+/** Someone else's user looks like a missing one (to a customer, or a service without users:read). */
 function assertMayRead(caller: Caller, id: number): void {
-  if (isAdmin(caller) || caller.userId === id) return;
-  if (caller.role === 'service' && caller.scopes.has('users:read')) return;
-  throw notFound(id);
+  if (!mayReadUser(caller, id)) throw notFound(id);
 }
 
+/** The procedure's policy keeps service clients out; a customer's someone else is a missing user. */
 function assertMayWrite(caller: Caller, id: number): void {
-  if (isAdmin(caller) || caller.userId === id) return;
-  if (caller.role === 'service') throw new DomainError('forbidden', 'Service clients may not change users.');
-  throw notFound(id);
+  if (!mayWriteUser(caller, id)) throw notFound(id);
 }
 
 /** Anonymous callers (and customers) register customers; only an admin chooses another role. */
-export async function createUser(db: Db, caller: Caller | null, input: UserInput): Promise<User> {
+export async function createUser({ db, caller, input }: { db: Db; caller: Caller | null; input: UserInput }): Promise<User> {
   const role = input.role ?? 'customer';
-  if (role !== 'customer' && !isAdmin(caller)) {
+  if (!mayCreateRole(caller, role)) {
     throw new DomainError('forbidden', `Only an admin may create a user with role "${role}".`);
   }
   const passwordHash = await hashPassword(input.password);
@@ -74,14 +71,14 @@ export async function createUser(db: Db, caller: Caller | null, input: UserInput
   }
 }
 
-export async function getUser(db: Db, caller: Caller, id: number): Promise<User> {
+export async function getUser({ db, caller, id }: { db: Db; caller: Caller; id: number }): Promise<User> {
   assertMayRead(caller, id);
   const [row] = await db.select(userColumns).from(users).where(eq(users.id, id));
   if (!row) throw notFound(id);
   return toUser(row);
 }
 
-export async function listUsers(db: Db, query: UserListQuery): Promise<Page<User>> {
+export async function listUsers({ db, query }: { db: Db; query: UserListQuery }): Promise<Page<User>> {
   const rows = await db
     .select(userColumns)
     .from(users)
@@ -123,10 +120,20 @@ const currentPasswordError = (message: string) =>
  * alone cannot take the account over. An admin changing someone else's account needs none.
  */
 function needsCurrentPassword(caller: Caller, current: UserRecord, input: UserReplace): boolean {
-  return caller.userId === current.id && (input.email !== current.email || input.password !== undefined);
+  return isSelf(caller, current.id) && (input.email !== current.email || input.password !== undefined);
 }
 
-export async function replaceUser(db: Db, caller: Caller, input: UserReplace, preconditions: Preconditions): Promise<User> {
+export async function replaceUser({
+  db,
+  caller,
+  input,
+  preconditions,
+}: {
+  db: Db;
+  caller: Caller;
+  input: UserReplace;
+  preconditions: Preconditions;
+}): Promise<User> {
   const { id } = input;
   assertMayWrite(caller, id);
   // The slow parts (hashing, checking the current password) run before the transaction so they
@@ -146,7 +153,7 @@ export async function replaceUser(db: Db, caller: Caller, input: UserReplace, pr
       // locked row decides, and a hash already verified before the transaction is not verified twice.
       await checkCurrentPassword(tx, caller, current, input, checkedHash);
       const role = input.role ?? current.role;
-      if (role !== current.role && !isAdmin(caller)) {
+      if (role !== current.role && !mayChangeRole(caller)) {
         throw new DomainError('forbidden', 'Only an admin may change a role.');
       }
       if (current.role === 'admin' && role !== 'admin') {
@@ -195,7 +202,7 @@ async function checkCurrentPassword(
   return hash;
 }
 
-export async function deleteUser(db: Db, caller: Caller, id: number, preconditions: Preconditions): Promise<void> {
+export async function deleteUser({ db, caller, id, preconditions }: { db: Db; caller: Caller; id: number; preconditions: Preconditions }): Promise<void> {
   assertMayWrite(caller, id);
   await db.transaction(async (tx) => {
     let admins = (await isAdminRow(tx, id)) ? await lockAdmins(tx) : undefined;
