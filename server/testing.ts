@@ -14,8 +14,10 @@
  * ```
  */
 import { randomBytes } from 'node:crypto';
+import { hashPassword } from './auth/password.ts';
 import type { Caller, Role } from './auth/tokens.ts';
 import { openDatabase, type Database, type Db } from './db/client.ts';
+import { users } from './db/schema.ts';
 import type { User, UserInput } from './modules/users/users.schemas.ts';
 import { createCaller } from './router.ts';
 import { createContextInner, type Preconditions } from './trpc/context.ts';
@@ -48,8 +50,8 @@ export interface TestHarness {
   /** A caller acting as `identity`; `null` is anonymous. Make as many as you like. */
   caller(identity: TestIdentity | null, context?: TestCallContext): TestCaller;
   /**
-   * Creates a user through `users.create` (as an admin; a customer unless `role` says otherwise)
-   * and returns it with a caller acting as that user.
+   * Creates a user with `createTestUser` (a customer unless `role` says otherwise; password
+   * TEST_PASSWORD unless given) and returns it with a caller acting as that user.
    */
   createUser(input?: Partial<UserInput>): Promise<{ user: User; caller: TestCaller }>;
   /** Closes the database. */
@@ -72,6 +74,32 @@ export function testCallerIdentity(identity: TestIdentity): Caller {
   return { sub: String(userId), userId, role: identity.role, name: identity.name ?? `Test ${identity.role}`, scopes };
 }
 
+/** The password of every user `createTestUser` makes unless the input names another. */
+export const TEST_PASSWORD = 'correct-horse-battery';
+// scrypt costs ~100 ms a hash by design; one hash of TEST_PASSWORD serves every test user.
+let testPasswordHash: Promise<string> | undefined;
+
+/**
+ * Inserts a user row (a customer unless `role` says otherwise) and returns it as `users.get`
+ * answers it. The one user factory of this harness and of the HTTP tests: it arranges data, so
+ * it writes the row directly instead of going through the rules `users.create` enforces.
+ */
+export async function createTestUser(db: Db, input: Partial<UserInput> = {}): Promise<User> {
+  const role = input.role ?? 'customer';
+  const passwordHash = input.password === undefined ? await (testPasswordHash ??= hashPassword(TEST_PASSWORD)) : await hashPassword(input.password);
+  const [row] = await db
+    .insert(users)
+    .values({
+      email: input.email ?? `${role}-${randomBytes(5).toString('hex')}@example.com`,
+      name: input.name ?? `Test ${role}`,
+      role,
+      passwordHash,
+    })
+    .returning({ id: users.id });
+  if (!row) throw new Error('user insert returned no row');
+  return createCaller(createContextInner({ db, caller: testCallerIdentity({ role: 'admin' }) })).users.get({ id: row.id });
+}
+
 /** A harness on a fresh, migrated in-memory PGlite database (or on `options.database`). */
 export async function createTestHarness(options: TestHarnessOptions = {}): Promise<TestHarness> {
   const database = options.database ?? (await openDatabase({ url: 'memory://', dataDir: '' }));
@@ -89,13 +117,7 @@ export async function createTestHarness(options: TestHarnessOptions = {}): Promi
     db: database.db,
     caller,
     async createUser(input = {}) {
-      const suffix = randomBytes(4).toString('hex');
-      const user = await caller({ role: 'admin' }).users.create({
-        email: `user-${suffix}@example.com`,
-        name: `Test user ${suffix}`,
-        password: `password-${suffix}`,
-        ...input,
-      });
+      const user = await createTestUser(database.db, input);
       return { user, caller: caller({ role: user.role, userId: user.id, name: user.name }) };
     },
     close: () => database.close(),

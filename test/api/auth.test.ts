@@ -4,7 +4,7 @@ import { SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS, TokenService } from '../../server/auth/tokens.ts';
 import { createTestApp, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
-import { productInput } from '../helpers/factories.ts';
+import { productInput } from '../helpers/products.ts';
 
 let t: TestApp;
 let customer: TestUser;

@@ -16,7 +16,7 @@ import { buildApp } from '../../server/app.ts';
 import { openDatabase, type Database } from '../../server/db/client.ts';
 import { createUserRow, TEST_JWT, type TestUser } from '../helpers/app.ts';
 import { onPostgres } from '../helpers/db.ts';
-import { productInput } from '../helpers/factories.ts';
+import { productInput } from '../helpers/products.ts';
 import { expectProblem } from '../helpers/problems.ts';
 
 const PG_BIN = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'].find((dir) =>

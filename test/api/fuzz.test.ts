@@ -8,7 +8,8 @@ import fc from 'fast-check';
 import type { HTTPMethods, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { productInput, userInput } from '../helpers/factories.ts';
+import { productInput } from '../helpers/products.ts';
+import { userInput } from '../helpers/users.ts';
 
 let t: TestApp;
 let productId: number;

@@ -1,7 +1,10 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { productInput, userInput } from '../helpers/factories.ts';
+import { alter } from '../helpers/bodies.ts';
+import { expectProblem } from '../helpers/problems.ts';
+import { productInput } from '../helpers/products.ts';
+import { userInput } from '../helpers/users.ts';
 
 type Request = InjectOptions & { token?: string };
 
@@ -14,16 +17,6 @@ afterAll(async () => {
 });
 
 const PROBLEM_JSON = /^application\/problem\+json/;
-
-function expectProblem(res: LightMyRequestResponse, status: number, slug: string): Record<string, unknown> {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.headers['content-type']).toMatch(PROBLEM_JSON);
-  const body = res.json<Record<string, unknown>>();
-  expect(body).toMatchObject({ type: `/problems/${slug}`, status });
-  expect(typeof body.title).toBe('string');
-  expect(typeof body.detail).toBe('string');
-  return body;
-}
 
 function allowOf(res: LightMyRequestResponse): string[] {
   return String(res.headers.allow ?? '')
@@ -197,7 +190,7 @@ describe('a well-formed body whose values fail validation answers 422 with one e
   });
 
   it('an unknown body field is refused with 422 naming it', async () => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/products', payload: productInput({ colour: 'red' }), token: t.admin.token });
+    const res = await t.request({ method: 'POST', url: '/api/v1/products', payload: alter(productInput(), { colour: 'red' }), token: t.admin.token });
     const body = expectProblem(res, 422, 'validation-error');
     expect(body.errors).toEqual([{ field: 'colour', message: expect.any(String) }]);
   });

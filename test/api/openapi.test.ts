@@ -9,7 +9,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestUser } from '../helpers/app.ts';
-import { productInput, userInput } from '../helpers/factories.ts';
+import { productInput } from '../helpers/products.ts';
+import { userInput } from '../helpers/users.ts';
 
 type JsonSchema = Record<string, unknown>;
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { products } from '../../server/db/schema.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { onPostgres } from '../helpers/db.ts';
-import { productInput } from '../helpers/factories.ts';
+import { productInput } from '../helpers/products.ts';
 
 interface OrderBody {
   id: number;

@@ -3,86 +3,51 @@
  * six operations, the accepted media types, and the rule that a refused patch changes nothing.
  * Random documents are thrown at the same endpoint in orders-fuzz.test.ts.
  */
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
-import { productInput } from '../helpers/factories.ts';
+import {
+  createOrder,
+  expectOrderUnchanged,
+  JSON_PATCH,
+  MERGE_PATCH as MERGE,
+  ORDERS,
+  patchOrder,
+  readOrder,
+  type OrderBody,
+  type OrderItemInputBody,
+} from '../helpers/orders.ts';
 import { expectProblem } from '../helpers/problems.ts';
-
-interface OrderItemBody {
-  product_id: number;
-  quantity: number;
-  unit_price: number;
-  line_total: number;
-}
-interface OrderBody {
-  id: number;
-  customer_id: number;
-  items: OrderItemBody[];
-  address: string | null;
-  status: string;
-  discount_code: string | null;
-  currency: string;
-  total: number;
-  created_at: string;
-  updated_at: string;
-  _links: Record<string, { href: string; method: string }>;
-}
-const ORDERS = '/api/v1/orders';
-const MERGE = { 'content-type': 'application/merge-patch+json' };
-const JSON_PATCH = { 'content-type': 'application/json-patch+json' };
+import { createProduct, type ProductBody } from '../helpers/products.ts';
 
 let t: TestApp;
 let alice: TestUser;
 let bob: TestUser;
-let shirt: { id: number };
-let mug: { id: number };
+let shirt: ProductBody;
+let mug: ProductBody;
 
 beforeAll(async () => {
   t = await createTestApp();
   alice = await t.createUser('customer');
   bob = await t.createUser('customer');
-  shirt = await newProduct(1999);
-  mug = await newProduct(550);
+  shirt = await createProduct(t, { price: 1999, stock: 100_000 });
+  mug = await createProduct(t, { price: 550, stock: 100_000 });
 });
 afterAll(async () => {
   await t?.close();
 });
 
-async function newProduct(price: number): Promise<{ id: number }> {
-  const res = await t.request({ method: 'POST', url: '/api/v1/products', payload: productInput({ price, stock: 100_000 }), token: t.admin.token });
-  expect(res.statusCode).toBe(201);
-  return res.json<{ id: number }>();
-}
-
 /** A draft of alice's: two shirts and a mug, an address, and optionally a discount code. */
-async function draftOrder(options: { items?: { product_id: number; quantity: number }[]; discount_code?: string } = {}): Promise<OrderBody> {
+function draftOrder(options: { items?: OrderItemInputBody[]; discount_code?: string } = {}): Promise<OrderBody> {
   const items = options.items ?? [
     { product_id: shirt.id, quantity: 2 },
     { product_id: mug.id, quantity: 1 },
   ];
-  const body = { items, address: '1 Main St, Springfield', ...(options.discount_code ? { discount_code: options.discount_code } : {}) };
-  const res = await t.request({ method: 'POST', url: ORDERS, payload: body, token: alice.token });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json<OrderBody>();
+  return createOrder(t, { items, address: '1 Main St, Springfield', ...(options.discount_code ? { discount_code: options.discount_code } : {}) }, alice.token);
 }
 
-async function read(id: number): Promise<{ order: OrderBody; etag: string }> {
-  const res = await t.request({ method: 'GET', url: `${ORDERS}/${id}`, token: t.admin.token });
-  expect(res.statusCode).toBe(200);
-  return { order: res.json<OrderBody>(), etag: String(res.headers.etag) };
-}
-
-function patch(id: number, doc: unknown, token: string, headers: Record<string, string> = MERGE): Promise<LightMyRequestResponse> {
-  return t.request({ method: 'PATCH', url: `${ORDERS}/${id}`, headers, payload: JSON.stringify(doc), token });
-}
-
-/** The state after a refused patch is the state before it: same body, same ETag. */
-async function expectUnchanged(before: { order: OrderBody; etag: string }): Promise<void> {
-  const after = await read(before.order.id);
-  expect(after.order).toEqual(before.order);
-  expect(after.etag).toBe(before.etag);
-}
+const read = (id: number) => readOrder(t, id);
+const patch = (id: number, doc: unknown, token: string, headers: Record<string, string> = MERGE) => patchOrder(t, id, doc, token, headers);
+const expectUnchanged = (before: { order: OrderBody; etag: string }): Promise<void> => expectOrderUnchanged(t, before);
 
 describe('PATCH with a merge patch (RFC 7396)', () => {
   it('sets the fields it names and leaves the others', async () => {
@@ -102,7 +67,7 @@ describe('PATCH with a merge patch (RFC 7396)', () => {
   it.each(['items', 'customer_id', 'status', 'currency'])('null on the required field %s is 422 naming it, and changes nothing', async (field) => {
     const order = await draftOrder();
     const before = await read(order.id);
-    expectProblem(await patch(order.id, { [field]: null }, alice.token), 422, 'validation-error', [field]);
+    expectProblem(await patch(order.id, { [field]: null }, alice.token), 422, 'validation-error', { fields: [field] });
     await expectUnchanged(before);
   });
 
@@ -124,11 +89,11 @@ describe('PATCH with a merge patch (RFC 7396)', () => {
   it('a result that is not a valid order is 422 with field errors, and changes nothing', async () => {
     const order = await draftOrder();
     const before = await read(order.id);
-    expectProblem(await patch(order.id, { items: [{ product_id: shirt.id, quantity: 0 }] }, alice.token), 422, 'validation-error', ['items.0.quantity']);
-    expectProblem(await patch(order.id, { address: 42 }, alice.token), 422, 'validation-error', ['address']);
-    expectProblem(await patch(order.id, { discount_code: 'no good' }, alice.token), 422, 'validation-error', ['discount_code']);
-    expectProblem(await patch(order.id, { colour: 'red' }, alice.token), 422, 'validation-error', ['colour']);
-    expectProblem(await patch(order.id, { items: [{ product_id: 999_999, quantity: 1 }] }, alice.token), 422, 'validation-error', ['items.0.product_id']);
+    expectProblem(await patch(order.id, { items: [{ product_id: shirt.id, quantity: 0 }] }, alice.token), 422, 'validation-error', { fields: ['items.0.quantity'] });
+    expectProblem(await patch(order.id, { address: 42 }, alice.token), 422, 'validation-error', { fields: ['address'] });
+    expectProblem(await patch(order.id, { discount_code: 'no good' }, alice.token), 422, 'validation-error', { fields: ['discount_code'] });
+    expectProblem(await patch(order.id, { colour: 'red' }, alice.token), 422, 'validation-error', { fields: ['colour'] });
+    expectProblem(await patch(order.id, { items: [{ product_id: 999_999, quantity: 1 }] }, alice.token), 422, 'validation-error', { fields: ['items.0.product_id'] });
     await expectUnchanged(before);
   });
 
@@ -301,7 +266,7 @@ describe('PATCH with a JSON Patch (RFC 6902): all six operations', () => {
       alice.token,
       JSON_PATCH,
     );
-    expectProblem(res, 422, 'validation-error', ['items.0.quantity', 'colour']);
+    expectProblem(res, 422, 'validation-error', { fields: ['items.0.quantity', 'colour'] });
     await expectUnchanged(before);
   });
 });

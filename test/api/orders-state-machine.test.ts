@@ -2,15 +2,15 @@
  * The order state machine (CONTRACT section 3), pinned pair by pair: every (from, to) over the
  * seven statuses through an admin PATCH, and the confirm and cancel actions from every status.
  */
-import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orders, payments } from '../../server/db/schema.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
-import { productInput } from '../helpers/factories.ts';
+import { MERGE_PATCH, orderAction, orderInStatus, ORDERS, readOrder, type OrderBody, type OrderStatus as Status } from '../helpers/orders.ts';
+import { expectProblem } from '../helpers/problems.ts';
+import { createProduct } from '../helpers/products.ts';
 
-const STATUSES = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled'] as const;
-type Status = (typeof STATUSES)[number];
+/** The seven statuses of CONTRACT section 3, listed here so the table below is checked, not echoed. */
+const STATUSES: readonly Status[] = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled'];
 
 /** Moves that a PUT/PATCH status may make (CONTRACT section 3); the rest go through other doors or nowhere. */
 const WRITE_ALLOWED: Record<Status, Status[]> = {
@@ -23,20 +23,6 @@ const WRITE_ALLOWED: Record<Status, Status[]> = {
   cancelled: [],
 };
 
-interface OrderBody {
-  id: number;
-  status: string;
-  total: number;
-  _links: Record<string, { href: string; method: string }>;
-}
-interface ProblemBody {
-  type: string;
-  status: number;
-  allowed?: string[];
-}
-
-const ORDERS = '/api/v1/orders';
-
 let t: TestApp;
 let owner: TestUser;
 let productId: number;
@@ -44,60 +30,29 @@ let productId: number;
 beforeAll(async () => {
   t = await createTestApp();
   owner = await t.createUser('customer');
-  const res = await t.request({ method: 'POST', url: '/api/v1/products', payload: productInput({ stock: 1_000_000 }), token: t.admin.token });
-  expect(res.statusCode).toBe(201);
-  productId = res.json<{ id: number }>().id;
+  productId = (await createProduct(t, { stock: 1_000_000 })).id;
 });
 afterAll(async () => {
   await t?.close();
 });
 
+/** An order as read, and its ETag: what a refused move must leave as it was. */
 async function read(id: number): Promise<{ order: OrderBody; etag: string }> {
-  const res = await t.request({ method: 'GET', url: `${ORDERS}/${id}`, token: t.admin.token });
-  expect(res.statusCode).toBe(200);
-  return { order: res.json<OrderBody>(), etag: String(res.headers.etag) };
+  const { order, etag } = await readOrder(t, id);
+  return { order, etag };
 }
 
-function action(id: number, name: 'confirm' | 'cancel', token = t.admin.token): Promise<LightMyRequestResponse> {
-  return t.request({ method: 'POST', url: `${ORDERS}/${id}/${name}`, token });
-}
+const action = (id: number, name: 'confirm' | 'cancel', token = t.admin.token): Promise<LightMyRequestResponse> => orderAction(t, id, name, token);
 
-async function setStatus(id: number, status: Status): Promise<void> {
-  await t.db.update(orders).set({ status }).where(eq(orders.id, id));
-}
-
-/**
- * An order in `status` with one item and an address: draft by POST, confirmed and cancelled by
- * the actions, paid by a payment row (payments come later), and the later states by direct writes.
- */
-async function makeOrder(status: Status): Promise<OrderBody> {
-  const created = await t.request({
-    method: 'POST',
-    url: ORDERS,
-    payload: { items: [{ product_id: productId, quantity: 1 }], address: '1 State St' },
-    token: owner.token,
-  });
-  expect(created.statusCode).toBe(201);
-  const order = created.json<OrderBody>();
-  if (status === 'cancelled') expect((await action(order.id, 'cancel', owner.token)).statusCode).toBe(200);
-  else if (status !== 'draft') {
-    expect((await action(order.id, 'confirm', owner.token)).statusCode).toBe(200);
-    const later: Status[] = ['paid', 'shipped', 'delivered', 'completed'];
-    if (later.includes(status)) {
-      await t.db.insert(payments).values({ orderId: order.id, amount: order.total, currency: 'USD', method: 'card' });
-      for (const next of later.slice(0, later.indexOf(status) + 1)) await setStatus(order.id, next);
-    }
-  }
-  const { order: current } = await read(order.id);
-  expect(current.status).toBe(status);
-  return current;
-}
+/** An order of the owner's in `status`, with one item and an address (the kit's `orderInStatus`). */
+const makeOrder = (status: Status): Promise<OrderBody> =>
+  orderInStatus(t, status, owner, { items: [{ product_id: productId, quantity: 1 }], address: '1 State St' });
 
 function patchStatus(id: number, status: string): Promise<LightMyRequestResponse> {
   return t.request({
     method: 'PATCH',
     url: `${ORDERS}/${id}`,
-    headers: { 'content-type': 'application/merge-patch+json' },
+    headers: MERGE_PATCH,
     payload: JSON.stringify({ status }),
     token: t.admin.token,
   });
@@ -132,10 +87,7 @@ describe('Status through PUT/PATCH follows the state table (admin PATCH {"status
       const order = await makeOrder(from);
       const before = await read(order.id);
       const res = await patchStatus(order.id, to);
-      expect(res.statusCode, res.body).toBe(409);
-      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-      const problem = res.json<ProblemBody>();
-      expect(problem).toMatchObject({ type: '/problems/invalid-state-transition', status: 409 });
+      const problem = expectProblem(res, 409, 'invalid-state-transition');
       expect([...(problem.allowed ?? ['(missing)'])].sort()).toEqual([...WRITE_ALLOWED[from]].sort());
       expect(await read(order.id)).toEqual(before);
     },
@@ -185,9 +137,7 @@ describe('The confirm and cancel actions from every status', () => {
     const before = await read(order.id);
     const res = await action(order.id, name);
     if (outcome === 'refused') {
-      expect(res.statusCode, res.body).toBe(409);
-      const problem = res.json<ProblemBody>();
-      expect(problem).toMatchObject({ type: '/problems/invalid-state-transition', status: 409 });
+      const problem = expectProblem(res, 409, 'invalid-state-transition');
       expect(Array.isArray(problem.allowed)).toBe(true);
       expect(problem.allowed).not.toContain(TARGET[name]);
       expect(await read(order.id)).toEqual(before);

@@ -7,51 +7,28 @@
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orders, payments, products, users } from '../../server/db/schema.ts';
+import { orders, products, users } from '../../server/db/schema.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
-import { productInput } from '../helpers/factories.ts';
+import {
+  createOrder,
+  expectOrderUnchanged,
+  JSON_PATCH,
+  MERGE_PATCH as MERGE,
+  orderAction,
+  advanceOrder,
+  ORDERS,
+  patchOrder,
+  putOrder,
+  readOrder,
+  stockOf as storedStock,
+  type OrderBody,
+  type OrderItemInputBody,
+  type OrderListBody,
+  type OrderStatus as Status,
+} from '../helpers/orders.ts';
 import { expectProblem } from '../helpers/problems.ts';
+import { createProduct, productInput, type ProductBody, type ProductInputBody } from '../helpers/products.ts';
 
-interface Link {
-  href: string;
-  method: string;
-}
-interface OrderItemBody {
-  product_id: number;
-  quantity: number;
-  unit_price: number;
-  line_total: number;
-}
-interface OrderBody {
-  id: number;
-  customer_id: number;
-  items: OrderItemBody[];
-  address: string | null;
-  status: string;
-  discount_code: string | null;
-  currency: string;
-  total: number;
-  created_at: string;
-  updated_at: string;
-  _links: Record<string, Link>;
-}
-interface OrderListBody {
-  data: OrderBody[];
-  page: number;
-  limit: number;
-  has_more: boolean;
-}
-interface ProductBody {
-  id: number;
-  price: number;
-  stock: number;
-}
-
-type Status = 'draft' | 'confirmed' | 'paid' | 'shipped' | 'delivered' | 'completed' | 'cancelled';
-
-const ORDERS = '/api/v1/orders';
-const MERGE = { 'content-type': 'application/merge-patch+json' };
-const JSON_PATCH = { 'content-type': 'application/json-patch+json' };
 const PRIVATE = 'private, max-age=0, must-revalidate';
 
 let t: TestApp;
@@ -71,97 +48,48 @@ afterAll(async () => {
   await t?.close();
 });
 
-// ---------------------------------------------------------------- helpers (local to this file)
+// ---------------------------------------------------------------- the kit (test/helpers/orders.ts), bound to this app
 
-async function newProduct(overrides: Record<string, unknown> = {}): Promise<ProductBody> {
-  const res = await t.request({ method: 'POST', url: '/api/v1/products', payload: productInput(overrides), token: t.admin.token });
-  expect(res.statusCode).toBe(201);
-  return res.json<ProductBody>();
-}
+const newProduct = (overrides: Partial<ProductInputBody> = {}): Promise<ProductBody> => createProduct(t, overrides);
+const stockOf = (productId: number): Promise<number> => storedStock(t, productId);
+const read = (id: number, token = t.admin.token) => readOrder(t, id, token);
+const patch = (id: number, doc: unknown, token: string, headers: Record<string, string> = MERGE) => patchOrder(t, id, doc, token, headers);
+const put = (id: number, doc: unknown, token: string, headers: Record<string, string> = {}) => putOrder(t, id, doc, token, headers);
+const action = (id: number, name: 'confirm' | 'cancel', token: string, headers: Record<string, string> = {}) => orderAction(t, id, name, token, headers);
 
-async function stockOf(productId: number): Promise<number> {
-  const [row] = await t.db.select({ stock: products.stock }).from(products).where(eq(products.id, productId));
-  if (!row) throw new Error(`product ${productId} not found`);
-  return row.stock;
-}
-
-interface DraftOptions {
-  owner?: TestUser;
-  items?: { product_id: number; quantity: number }[];
-  address?: string | null;
-  discount_code?: string;
-}
-
-function postOrder(body: Record<string, unknown>, token: string): Promise<LightMyRequestResponse> {
+/** POST /orders with any body: many tests here send invalid ones on purpose. */
+function postOrder(body: object, token: string): Promise<LightMyRequestResponse> {
   return t.request({ method: 'POST', url: ORDERS, payload: body, token });
-}
-
-async function draftOrder(options: DraftOptions = {}): Promise<OrderBody> {
-  const owner = options.owner ?? alice;
-  const body: Record<string, unknown> = {
-    items: options.items ?? [
-      { product_id: shirt.id, quantity: 2 },
-      { product_id: mug.id, quantity: 1 },
-    ],
-  };
-  if (options.address !== null) body.address = options.address ?? '1 Main St, Springfield';
-  if (options.discount_code !== undefined) body.discount_code = options.discount_code;
-  const res = await postOrder(body, owner.token);
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json<OrderBody>();
-}
-
-async function setStatus(id: number, status: Status): Promise<void> {
-  await t.db.update(orders).set({ status }).where(eq(orders.id, id));
-}
-
-/** An order in `status`, reached the way the service allows (actions) or, for later states, by direct writes. */
-async function makeOrder(status: Status, options: DraftOptions = {}): Promise<OrderBody> {
-  const owner = options.owner ?? alice;
-  const order = await draftOrder(options);
-  if (status === 'draft') return order;
-  if (status === 'cancelled') {
-    expect((await action(order.id, 'cancel', owner.token)).statusCode).toBe(200);
-    return (await read(order.id)).order;
-  }
-  expect((await action(order.id, 'confirm', owner.token)).statusCode).toBe(200);
-  if (status !== 'confirmed') {
-    await t.db.insert(payments).values({ orderId: order.id, amount: order.total, currency: 'USD', method: 'card' });
-    await setStatus(order.id, 'paid');
-    const later: Status[] = ['shipped', 'delivered', 'completed'];
-    for (const next of later.slice(0, later.indexOf(status) + 1)) await setStatus(order.id, next);
-  }
-  return (await read(order.id)).order;
-}
-
-async function read(id: number, token = t.admin.token): Promise<{ res: LightMyRequestResponse; order: OrderBody; etag: string }> {
-  const res = await t.request({ method: 'GET', url: `${ORDERS}/${id}`, token });
-  expect(res.statusCode).toBe(200);
-  return { res, order: res.json<OrderBody>(), etag: String(res.headers.etag) };
-}
-
-function patch(id: number, doc: unknown, token: string, headers: Record<string, string> = MERGE): Promise<LightMyRequestResponse> {
-  return t.request({ method: 'PATCH', url: `${ORDERS}/${id}`, headers, payload: JSON.stringify(doc), token });
-}
-
-function put(id: number, doc: unknown, token: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-  return t.request({ method: 'PUT', url: `${ORDERS}/${id}`, headers, payload: doc as Record<string, unknown>, token });
-}
-
-function action(id: number, name: 'confirm' | 'cancel', token: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-  return t.request({ method: 'POST', url: `${ORDERS}/${id}/${name}`, headers, token });
 }
 
 function list(query: string, token: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return t.request({ method: 'GET', url: `${ORDERS}${query}`, headers, token });
 }
 
-/** The state after a refused write is the state before it: same body, same ETag. */
-async function expectUnchanged(before: { order: OrderBody; etag: string }): Promise<void> {
-  const after = await read(before.order.id);
-  expect(after.order).toEqual(before.order);
-  expect(after.etag).toBe(before.etag);
+interface DraftOptions {
+  owner?: TestUser;
+  items?: OrderItemInputBody[];
+  address?: string | null;
+  discount_code?: string;
 }
+
+/** A draft of `owner`'s (alice by default): two shirts and a mug, an address unless `address` is null. */
+function draftOrder(options: DraftOptions = {}): Promise<OrderBody> {
+  const items = options.items ?? [
+    { product_id: shirt.id, quantity: 2 },
+    { product_id: mug.id, quantity: 1 },
+  ];
+  const address = options.address === null ? {} : { address: options.address ?? '1 Main St, Springfield' };
+  const discount = options.discount_code === undefined ? {} : { discount_code: options.discount_code };
+  return createOrder(t, { items, ...address, ...discount }, (options.owner ?? alice).token);
+}
+
+/** An order in `status`: the draft of `draftOrder`, moved on by the kit's `advanceOrder`. */
+async function makeOrder(status: Status, options: DraftOptions = {}): Promise<OrderBody> {
+  return advanceOrder(t, await draftOrder(options), status, options.owner ?? alice);
+}
+
+const expectUnchanged = (before: { order: OrderBody; etag: string }): Promise<void> => expectOrderUnchanged(t, before);
 
 // ---------------------------------------------------------------- create
 
@@ -227,11 +155,11 @@ describe('POST /orders always creates a draft order', () => {
   });
 
   it('an admin without customer_id is 422 naming customer_id', async () => {
-    expectProblem(await postOrder({ items: [] }, t.admin.token), 422, 'validation-error', ['customer_id']);
+    expectProblem(await postOrder({ items: [] }, t.admin.token), 422, 'validation-error', { fields: ['customer_id'] });
   });
 
   it('an admin naming a user that does not exist is 422 naming customer_id', async () => {
-    expectProblem(await postOrder({ customer_id: 2_000_000_000, items: [] }, t.admin.token), 422, 'validation-error', ['customer_id']);
+    expectProblem(await postOrder({ customer_id: 2_000_000_000, items: [] }, t.admin.token), 422, 'validation-error', { fields: ['customer_id'] });
   });
 
   it('an unknown product is 422 naming items.N.product_id', async () => {
@@ -244,7 +172,7 @@ describe('POST /orders always creates a draft order', () => {
       },
       alice.token,
     );
-    const problem = expectProblem(res, 422, 'validation-error', ['items.1.product_id']);
+    const problem = expectProblem(res, 422, 'validation-error', { fields: ['items.1.product_id'] });
     expect(problem.errors?.map((e) => e.field)).not.toContain('items.0.product_id');
   });
 
@@ -252,12 +180,12 @@ describe('POST /orders always creates a draft order', () => {
     const product = await newProduct();
     expect((await t.request({ method: 'DELETE', url: `/api/v1/products/${product.id}`, token: t.admin.token })).statusCode).toBe(204);
     const res = await postOrder({ items: [{ product_id: product.id, quantity: 1 }] }, alice.token);
-    expectProblem(res, 422, 'validation-error', ['items.0.product_id']);
+    expectProblem(res, 422, 'validation-error', { fields: ['items.0.product_id'] });
   });
 
   it.each([0, -1, 10_001, 1.5])('quantity %s is 422 naming items.0.quantity', async (quantity) => {
     const res = await postOrder({ items: [{ product_id: shirt.id, quantity }] }, alice.token);
-    expectProblem(res, 422, 'validation-error', ['items.0.quantity']);
+    expectProblem(res, 422, 'validation-error', { fields: ['items.0.quantity'] });
   });
 
   it.each([1, 10_000])('quantity %s is accepted', async (quantity) => {
@@ -268,16 +196,16 @@ describe('POST /orders always creates a draft order', () => {
 
   it('an item without product_id or quantity is 422 naming the field', async () => {
     const res = await postOrder({ items: [{ quantity: 1 }, { product_id: shirt.id }] }, alice.token);
-    expectProblem(res, 422, 'validation-error', ['items.0.product_id', 'items.1.quantity']);
+    expectProblem(res, 422, 'validation-error', { fields: ['items.0.product_id', 'items.1.quantity'] });
   });
 
   it('items are required', async () => {
-    expectProblem(await postOrder({ address: 'x' }, alice.token), 422, 'validation-error', ['items']);
+    expectProblem(await postOrder({ address: 'x' }, alice.token), 422, 'validation-error', { fields: ['items'] });
   });
 
   it.each(['confirmed', 'paid', 'CANCELLED', 'bogus'])('status %s in the body is 422 naming status', async (status) => {
     const res = await postOrder({ status, items: [] }, alice.token);
-    expectProblem(res, 422, 'validation-error', ['status']);
+    expectProblem(res, 422, 'validation-error', { fields: ['status'] });
   });
 
   it.each(['draft', 'DRAFT', 'CREATED'])('status %s in the body is accepted and answered as draft', async (status) => {
@@ -288,7 +216,7 @@ describe('POST /orders always creates a draft order', () => {
 
   it('an unknown field is 422 naming it, at the top level and inside an item', async () => {
     const res = await postOrder({ items: [{ product_id: shirt.id, quantity: 1, colour: 'red' }], note: 'hi' }, alice.token);
-    expectProblem(res, 422, 'validation-error', ['note', 'items.0.colour']);
+    expectProblem(res, 422, 'validation-error', { fields: ['note', 'items.0.colour'] });
   });
 
   it('a discount_code of 3-32 characters of A-Z0-9_- is recorded as given', async () => {
@@ -299,11 +227,11 @@ describe('POST /orders always creates a draft order', () => {
 
   it.each(['AB', 'spring', 'SPRING SALE', 'A'.repeat(33), 'ÄPFEL'])('discount_code %j is 422 naming discount_code', async (code) => {
     const res = await postOrder({ items: [], discount_code: code }, alice.token);
-    expectProblem(res, 422, 'validation-error', ['discount_code']);
+    expectProblem(res, 422, 'validation-error', { fields: ['discount_code'] });
   });
 
   it('an address over 500 characters is 422 naming address', async () => {
-    expectProblem(await postOrder({ items: [], address: 'x'.repeat(501) }, alice.token), 422, 'validation-error', ['address']);
+    expectProblem(await postOrder({ items: [], address: 'x'.repeat(501) }, alice.token), 422, 'validation-error', { fields: ['address'] });
   });
 
   it('a body that is not a JSON object is 422, malformed JSON is 400', async () => {
@@ -320,7 +248,7 @@ describe('POST /orders always creates a draft order', () => {
 describe("An order's lines are priced in the order's currency", () => {
   it('a new order in another currency than its products is 422 naming the item', async () => {
     const res = await postOrder({ currency: 'EUR', items: [{ product_id: shirt.id, quantity: 1 }] }, alice.token);
-    expectProblem(res, 422, 'validation-error', ['items.0.product_id']);
+    expectProblem(res, 422, 'validation-error', { fields: ['items.0.product_id'] });
   });
 
   it('an empty draft may change its currency', async () => {
@@ -333,7 +261,7 @@ describe("An order's lines are priced in the order's currency", () => {
   it('changing the currency of a draft with USD-priced lines is 422 naming them, and changes nothing', async () => {
     const order = await draftOrder();
     const before = await read(order.id);
-    expectProblem(await patch(order.id, { currency: 'EUR' }, alice.token), 422, 'validation-error', ['items.0.product_id', 'items.1.product_id']);
+    expectProblem(await patch(order.id, { currency: 'EUR' }, alice.token), 422, 'validation-error', { fields: ['items.0.product_id', 'items.1.product_id'] });
     await expectUnchanged(before);
   });
 });
@@ -435,7 +363,7 @@ describe('GET /orders lists orders newest first, paged, filtered by status', () 
   });
 
   it('an unknown status is 422 naming status', async () => {
-    expectProblem(await list('?status=lost', carol.token), 422, 'validation-error', ['status']);
+    expectProblem(await list('?status=lost', carol.token), 422, 'validation-error', { fields: ['status'] });
   });
 
   it('page and limit page through the list, with has_more and a Link header', async () => {
@@ -454,10 +382,10 @@ describe('GET /orders lists orders newest first, paged, filtered by status', () 
   });
 
   it('an out-of-range limit or page is 422, a non-integer one 400', async () => {
-    expectProblem(await list('?limit=0', carol.token), 422, 'validation-error', ['limit']);
-    expectProblem(await list('?limit=101', carol.token), 422, 'validation-error', ['limit']);
-    expectProblem(await list('?page=0', carol.token), 422, 'validation-error', ['page']);
-    expectProblem(await list('?limit=ten', carol.token), 400, 'malformed-request', ['limit']);
+    expectProblem(await list('?limit=0', carol.token), 422, 'validation-error', { fields: ['limit'] });
+    expectProblem(await list('?limit=101', carol.token), 422, 'validation-error', { fields: ['limit'] });
+    expectProblem(await list('?page=0', carol.token), 422, 'validation-error', { fields: ['page'] });
+    expectProblem(await list('?limit=ten', carol.token), 400, 'malformed-request', { fields: ['limit'] });
   });
 });
 
@@ -512,7 +440,7 @@ describe('PUT /orders/{id} replaces the whole order', () => {
   it('an unknown field is 422 and changes nothing', async () => {
     const order = await draftOrder();
     const before = await read(order.id);
-    expectProblem(await put(order.id, { ...before.order, colour: 'red' }, alice.token), 422, 'validation-error', ['colour']);
+    expectProblem(await put(order.id, { ...before.order, colour: 'red' }, alice.token), 422, 'validation-error', { fields: ['colour'] });
     await expectUnchanged(before);
   });
 
@@ -572,21 +500,21 @@ describe('POST /orders/{id}/confirm and /cancel answer 200 with the order', () =
   it('confirm without an address is 422 naming address, and changes nothing', async () => {
     const order = await draftOrder({ address: null });
     const before = await read(order.id);
-    expectProblem(await action(order.id, 'confirm', alice.token), 422, 'validation-error', ['address']);
+    expectProblem(await action(order.id, 'confirm', alice.token), 422, 'validation-error', { fields: ['address'] });
     await expectUnchanged(before);
   });
 
   it('confirm without items is 422 naming items, and changes nothing', async () => {
     const order = await draftOrder({ items: [] });
     const before = await read(order.id);
-    const problem = expectProblem(await action(order.id, 'confirm', alice.token), 422, 'validation-error', ['items']);
+    const problem = expectProblem(await action(order.id, 'confirm', alice.token), 422, 'validation-error', { fields: ['items'] });
     expect(problem.errors?.map((e) => e.field)).not.toContain('address');
     await expectUnchanged(before);
   });
 
   it('the same checks apply when status is set by PATCH', async () => {
     const order = await draftOrder({ address: null, items: [] });
-    expectProblem(await patch(order.id, { status: 'confirmed' }, alice.token), 422, 'validation-error', ['items', 'address']);
+    expectProblem(await patch(order.id, { status: 'confirmed' }, alice.token), 422, 'validation-error', { fields: ['items', 'address'] });
   });
 
   it('confirming a confirmed order is a no-op: 200 and the same ETag', async () => {
@@ -664,7 +592,7 @@ describe('Stock: confirm reserves every line or none; cancel and delete release 
       ],
     });
     const before = await read(order.id);
-    const problem = expectProblem(await action(order.id, 'confirm', alice.token), 409, 'insufficient-stock', ['items.1.quantity']);
+    const problem = expectProblem(await action(order.id, 'confirm', alice.token), 409, 'insufficient-stock', { fields: ['items.1.quantity'] });
     expect(problem.errors?.map((e) => e.field)).not.toContain('items.0.quantity');
     expect([await stockOf(a.id), await stockOf(b.id)]).toEqual([10, 2]);
     await expectUnchanged(before);
@@ -678,7 +606,7 @@ describe('Stock: confirm reserves every line or none; cancel and delete release 
         { product_id: a.id, quantity: 3 },
       ],
     });
-    expectProblem(await patch(order.id, { status: 'confirmed' }, alice.token), 409, 'insufficient-stock', ['items.0.quantity', 'items.1.quantity']);
+    expectProblem(await patch(order.id, { status: 'confirmed' }, alice.token), 409, 'insufficient-stock', { fields: ['items.0.quantity', 'items.1.quantity'] });
     expect(await stockOf(a.id)).toBe(5);
   });
 
@@ -730,7 +658,7 @@ describe('Stock is bounded (0-1,000,000,000) so releasing reserved stock never o
   it('PUT with stock at the integer maximum is 422 naming stock (regression: accepted, then cancel overflowed with 500)', async () => {
     const a = await newProduct({ stock: 10 });
     const order = await makeOrder('confirmed', { items: [{ product_id: a.id, quantity: 4 }] });
-    expectProblem(await setStock(a.id, 2_147_483_647), 422, 'validation-error', ['stock']);
+    expectProblem(await setStock(a.id, 2_147_483_647), 422, 'validation-error', { fields: ['stock'] });
     expect(await stockOf(a.id)).toBe(6);
     expect((await action(order.id, 'cancel', alice.token)).statusCode).toBe(200);
     expect(await stockOf(a.id)).toBe(10);
@@ -757,7 +685,7 @@ describe('Stock is bounded (0-1,000,000,000) so releasing reserved stock never o
 
   it('POST with stock or price above the bound is 422 naming each; the bound itself is accepted', async () => {
     const res = await t.request({ method: 'POST', url: '/api/v1/products', payload: productInput({ stock: MAX_STOCK + 1, price: 1_000_000_001 }), token: t.admin.token });
-    expectProblem(res, 422, 'validation-error', ['stock', 'price']);
+    expectProblem(res, 422, 'validation-error', { fields: ['stock', 'price'] });
     expect((await newProduct({ stock: MAX_STOCK, price: 1_000_000_000 })).stock).toBe(MAX_STOCK);
   });
 });
@@ -953,7 +881,7 @@ describe('Who may do what: customers act on their own orders, admins on all', ()
 
   it('an admin may move a draft order to another customer; an unknown one is 422', async () => {
     const order = await draftOrder();
-    expectProblem(await patch(order.id, { customer_id: 2_000_000_000 }, t.admin.token), 422, 'validation-error', ['customer_id']);
+    expectProblem(await patch(order.id, { customer_id: 2_000_000_000 }, t.admin.token), 422, 'validation-error', { fields: ['customer_id'] });
     const res = await patch(order.id, { customer_id: bob.id }, t.admin.token);
     expect(res.statusCode).toBe(200);
     expect(res.json<OrderBody>().customer_id).toBe(bob.id);
@@ -1009,7 +937,7 @@ describe('the address is one line of text: control characters and lone surrogate
     const before = await list('?limit=100', alice.token);
     const payload = `{"items":[{"product_id":${shirt.id},"quantity":1}],"address":"${escaped}"}`;
     const res = await t.request({ method: 'POST', url: ORDERS, payload, headers: { 'content-type': 'application/json' }, token: alice.token });
-    expect(expectProblem(res, 422, 'validation-error', ['address']).errors?.map((e) => e.field)).toEqual(['address']);
+    expect(expectProblem(res, 422, 'validation-error', { fields: ['address'] }).errors?.map((e) => e.field)).toEqual(['address']);
     expect((await list('?limit=100', alice.token)).json<OrderListBody>().data).toHaveLength(before.json<OrderListBody>().data.length);
   });
 });
@@ -1048,7 +976,7 @@ describe('an order names an existing customer: an unknown caller is 401, an unkn
   it('an admin naming a customer_id that does not exist is 422 naming customer_id, on REST and /trpc', async () => {
     const gone = await deletedCustomer();
     const body = { customer_id: gone.id, items: [{ product_id: shirt.id, quantity: 1 }] };
-    expectProblem(await postOrder(body, t.admin.token), 422, 'validation-error', ['customer_id']);
+    expectProblem(await postOrder(body, t.admin.token), 422, 'validation-error', { fields: ['customer_id'] });
     const res = await trpcCreate(body, t.admin.token);
     expect(res.statusCode, res.body).toBe(422);
   });
@@ -1056,6 +984,6 @@ describe('an order names an existing customer: an unknown caller is 401, an unkn
   it('an admin moving a draft to a customer that does not exist is 422 naming customer_id', async () => {
     const order = await draftOrder();
     const gone = await deletedCustomer();
-    expectProblem(await patch(order.id, { customer_id: gone.id }, t.admin.token), 422, 'validation-error', ['customer_id']);
+    expectProblem(await patch(order.id, { customer_id: gone.id }, t.admin.token), 422, 'validation-error', { fields: ['customer_id'] });
   });
 });

@@ -8,7 +8,7 @@ import { MAX_TRPC_BATCH } from '../../server/app.ts';
 import { MAX_JSON_DEPTH } from '../../server/http/json-body.ts';
 import { PATCH_LIMITS } from '../../server/modules/orders/orders.patch.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { productInput } from '../helpers/factories.ts';
+import { productInput } from '../helpers/products.ts';
 import { expectProblem } from '../helpers/problems.ts';
 
 let t: TestApp;
@@ -83,7 +83,7 @@ describe('a JSON Patch cannot make the service do unbounded work (copy doubling)
       headers: { 'content-type': 'application/json-patch+json' },
       payload: JSON.stringify(ops),
     });
-    expectProblem(res, 422, 'validation-error', ['(body)']);
+    expectProblem(res, 422, 'validation-error', { fields: ['(body)'] });
   });
 
   it(`a patch that leaves more than ${PATCH_LIMITS.items} items is refused with 422 naming items`, async () => {
@@ -97,7 +97,7 @@ describe('a JSON Patch cannot make the service do unbounded work (copy doubling)
       headers: { 'content-type': 'application/json-patch+json' },
       payload: JSON.stringify(ops),
     });
-    expectProblem(res, 422, 'validation-error', ['items']);
+    expectProblem(res, 422, 'validation-error', { fields: ['items'] });
   });
 });
 
@@ -207,11 +207,11 @@ describe('numbers too large to name anything', () => {
 
   it('page=99999999999999999999 is well-formed but out of range: 422 naming page', async () => {
     const res = await t.request({ method: 'GET', url: '/api/v1/orders?page=99999999999999999999', token: t.admin.token });
-    expectProblem(res, 422, 'validation-error', ['page']);
+    expectProblem(res, 422, 'validation-error', { fields: ['page'] });
   });
 
   it('a non-integer page stays 400', async () => {
-    expectProblem(await t.request({ method: 'GET', url: '/api/v1/orders?page=1.5', token: t.admin.token }), 400, 'malformed-request', ['page']);
+    expectProblem(await t.request({ method: 'GET', url: '/api/v1/orders?page=1.5', token: t.admin.token }), 400, 'malformed-request', { fields: ['page'] });
   });
 });
 

@@ -7,37 +7,18 @@ import type { LightMyRequestResponse } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { productInput } from '../helpers/factories.ts';
-
-interface ProductBody {
-  id: number;
-  sku: string;
-  name: string;
-  description: string | null;
-  category: string;
-  price: number;
-  currency: string;
-  stock: number;
-  created_at: string;
-  updated_at: string;
-}
-
-interface ListBody {
-  data: ProductBody[];
-  page: number;
-  limit: number;
-  has_more: boolean;
-}
-
-interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance: string;
-  request_id: string;
-  errors?: { field: string; message: string }[];
-}
+import { alter } from '../helpers/bodies.ts';
+import { expectProblem, problemFields as fieldsOf } from '../helpers/problems.ts';
+import {
+  createProduct as createProductAs,
+  freshCategory,
+  productInput,
+  PRODUCTS as BASE,
+  writableProduct as writable,
+  type ProductBody,
+  type ProductInputBody,
+  type ProductListBody as ListBody,
+} from '../helpers/products.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -47,25 +28,10 @@ afterAll(async () => {
   await t?.close();
 });
 
-const BASE = '/api/v1/products';
-
-/** A category no other test uses, so a filtered listing shows only this test's products. */
-const freshCategory = () => `cat-${randomBytes(4).toString('hex')}`;
-
-async function createProduct(overrides: Record<string, unknown> = {}): Promise<ProductBody> {
-  const res = await t.request({ method: 'POST', url: BASE, payload: productInput(overrides), token: t.admin.token });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json<ProductBody>();
-}
+const createProduct = (overrides: Partial<ProductInputBody> = {}): Promise<ProductBody> => createProductAs(t, overrides);
 
 async function getProduct(id: number, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return t.request({ method: 'GET', url: `${BASE}/${id}`, headers });
-}
-
-/** PUT body: the product's representation without the read-only fields. */
-function writable(product: ProductBody): Record<string, unknown> {
-  const { sku, name, description, category, price, currency, stock } = product;
-  return { sku, name, description, category, price, currency, stock };
 }
 
 /** Every live product id, in id order, read through the listing (all pages). */
@@ -95,26 +61,6 @@ function parseLinks(header: string | string[] | number | undefined): Record<stri
   return links;
 }
 
-/** A problem-details response of the given status and slug (CONTRACT section 6). */
-function expectProblem(res: LightMyRequestResponse, status: number, slug: string, path?: string): ProblemBody {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.headers['cache-control']).toBe('no-store');
-  const body = res.json<ProblemBody>();
-  expect(body).toMatchObject({ type: `/problems/${slug}`, status });
-  expect(typeof body.title).toBe('string');
-  expect(body.title.length).toBeGreaterThan(0);
-  expect(typeof body.detail).toBe('string');
-  expect(body.detail.length).toBeGreaterThan(0);
-  if (path !== undefined) expect(body.instance).toBe(path);
-  expect(body.request_id).toBe(res.headers['x-request-id']);
-  return body;
-}
-
-function fieldsOf(problem: ProblemBody): string[] {
-  return (problem.errors ?? []).map((e) => e.field).sort();
-}
-
 const httpDate = (ms: number) => new Date(ms).toUTCString();
 
 describe('POST /products creates a product: 201, Location in the canonical /api/v1 form, body the new product', () => {
@@ -141,9 +87,7 @@ describe('POST /products creates a product: 201, Location in the canonical /api/
   });
 
   it('currency defaults to USD and an omitted description is null', async () => {
-    const body = productInput();
-    delete body.currency;
-    delete body.description;
+    const body = alter(productInput(), { currency: undefined, description: undefined });
     const res = await t.request({ method: 'POST', url: BASE, payload: body, token: t.admin.token });
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({ currency: 'USD', description: null });
@@ -200,7 +144,7 @@ describe('sku is unique: a duplicate answers 409 duplicate-resource', () => {
     const first = await createProduct();
     const before = await allListedIds();
     const res = await t.request({ method: 'POST', url: BASE, payload: productInput({ sku: first.sku }), token: t.admin.token });
-    expectProblem(res, 409, 'duplicate-resource', BASE);
+    expectProblem(res, 409, 'duplicate-resource', { instance: BASE });
     expect(await allListedIds()).toEqual(before);
   });
 });
@@ -239,40 +183,39 @@ describe('field bounds: an invalid body answers 422 validation-error with one er
   ];
 
   it.each(cases)('%s answers 422 naming only that field', async (_label, overrides, field) => {
-    const body = productInput(overrides);
-    for (const key of Object.keys(overrides)) if (overrides[key] === undefined) delete body[key];
+    const body = alter(productInput(), overrides);
     const res = await t.request({ method: 'POST', url: BASE, payload: body, token: t.admin.token });
-    const problem = expectProblem(res, 422, 'validation-error', BASE);
+    const problem = expectProblem(res, 422, 'validation-error', { instance: BASE });
     expect(fieldsOf(problem)).toEqual([field]);
     expect(problem.errors?.[0]?.message.length).toBeGreaterThan(0);
   });
 
   it('an unknown field answers 422 with the message "Unknown field" (typos are not dropped)', async () => {
     const res = await t.request({ method: 'POST', url: BASE, payload: { ...productInput(), colour: 'red' }, token: t.admin.token });
-    const problem = expectProblem(res, 422, 'validation-error', BASE);
+    const problem = expectProblem(res, 422, 'validation-error', { instance: BASE });
     expect(problem.errors).toEqual([{ field: 'colour', message: 'Unknown field' }]);
   });
 
   it('several bad fields answer one errors entry each', async () => {
-    const body = productInput({ sku: '', name: 'x'.repeat(201), price: -5, currency: 'dollars', stock: 0.5, typo: 1 });
+    const body = alter(productInput(), { sku: '', name: 'x'.repeat(201), price: -5, currency: 'dollars', stock: 0.5, typo: 1 });
     const res = await t.request({ method: 'POST', url: BASE, payload: body, token: t.admin.token });
-    const problem = expectProblem(res, 422, 'validation-error', BASE);
+    const problem = expectProblem(res, 422, 'validation-error', { instance: BASE });
     expect(fieldsOf(problem)).toEqual(['currency', 'name', 'price', 'sku', 'stock', 'typo']);
   });
 
   it('a price or stock too large to store (2^31) answers 422 naming the field, never 500', async () => {
     const res = await t.request({ method: 'POST', url: BASE, payload: productInput({ price: 2 ** 31, stock: 2 ** 31 }), token: t.admin.token });
-    expect(fieldsOf(expectProblem(res, 422, 'validation-error', BASE))).toEqual(['price', 'stock']);
+    expect(fieldsOf(expectProblem(res, 422, 'validation-error', { instance: BASE }))).toEqual(['price', 'stock']);
   });
 
   it('a number beyond the safe-integer range still gives exactly one errors entry for its field', async () => {
     const res = await t.request({ method: 'POST', url: BASE, payload: productInput({ stock: 1e300 }), token: t.admin.token });
-    expect(fieldsOf(expectProblem(res, 422, 'validation-error', BASE))).toEqual(['stock']);
+    expect(fieldsOf(expectProblem(res, 422, 'validation-error', { instance: BASE }))).toEqual(['stock']);
   });
 
   it('a text field containing a NUL character answers 422 naming the field, never 500', async () => {
     const res = await t.request({ method: 'POST', url: BASE, payload: productInput({ name: 'Bad\u0000name' }), token: t.admin.token });
-    expect(fieldsOf(expectProblem(res, 422, 'validation-error', BASE))).toEqual(['name']);
+    expect(fieldsOf(expectProblem(res, 422, 'validation-error', { instance: BASE }))).toEqual(['name']);
   });
 
   it.each([
@@ -283,11 +226,10 @@ describe('field bounds: an invalid body answers 422 validation-error with one er
     ['description', String.raw`Soft \u001b cotton`],
     ['description', String.raw`Soft \udfff cotton`],
   ])('%s with a control character or a lone surrogate (%s) answers 422 naming it (regression: accepted or silently replaced)', async (field, escaped) => {
-    const input = productInput();
-    delete input[field];
+    const input = alter(productInput(), { [field]: undefined });
     const body = JSON.stringify(input).replace(/}$/, `,"${field}":"${escaped}"}`);
     const res = await t.request({ method: 'POST', url: BASE, payload: body, headers: { 'content-type': 'application/json' }, token: t.admin.token });
-    expect(fieldsOf(expectProblem(res, 422, 'validation-error', BASE))).toEqual([field]);
+    expect(fieldsOf(expectProblem(res, 422, 'validation-error', { instance: BASE }))).toEqual([field]);
   });
 
   it('a description may hold tabs and line breaks (it is multi-line text)', async () => {
@@ -299,7 +241,7 @@ describe('field bounds: an invalid body answers 422 validation-error with one er
 
   it('a body that is not a JSON object answers 422', async () => {
     const res = await t.request({ method: 'POST', url: BASE, payload: [productInput()], token: t.admin.token });
-    expectProblem(res, 422, 'validation-error', BASE);
+    expectProblem(res, 422, 'validation-error', { instance: BASE });
   });
 
   it('values exactly at the bounds are accepted (sku 1 and 64, name 200, description 0 and 2000, category 64, price and stock 0)', async () => {
@@ -329,7 +271,7 @@ describe('writes are admin-only (or a service client with products:write); reads
   it('POST without a token answers 401 with WWW-Authenticate: Bearer, and creates nothing', async () => {
     const before = await allListedIds();
     const res = await t.request({ method: 'POST', url: BASE, payload: productInput() });
-    expectProblem(res, 401, 'unauthorized', BASE);
+    expectProblem(res, 401, 'unauthorized', { instance: BASE });
     expect(res.headers['www-authenticate']).toMatch(/^Bearer\b/);
     expect(await allListedIds()).toEqual(before);
   });
@@ -355,7 +297,7 @@ describe('writes are admin-only (or a service client with products:write); reads
     const customer = await t.createUser('customer');
     const product = await createProduct();
     const before = await allListedIds();
-    expectProblem(await t.request({ method: 'POST', url: BASE, payload: productInput(), token: customer.token }), 403, 'forbidden', BASE);
+    expectProblem(await t.request({ method: 'POST', url: BASE, payload: productInput(), token: customer.token }), 403, 'forbidden', { instance: BASE });
     expectProblem(
       await t.request({ method: 'PUT', url: `${BASE}/${product.id}`, payload: { ...writable(product), name: 'Hijacked' }, token: customer.token }),
       403,
@@ -407,7 +349,7 @@ describe('writes are admin-only (or a service client with products:write); reads
 
 describe('GET /products/{id} reads one product; an unknown id is 404', () => {
   it('an id that never existed answers 404 /problems/not-found', async () => {
-    expectProblem(await getProduct(2_000_000_000), 404, 'not-found', `${BASE}/2000000000`);
+    expectProblem(await getProduct(2_000_000_000), 404, 'not-found', { instance: `${BASE}/2000000000` });
   });
 
   it('an integer id beyond the id range answers 404, not 422', async () => {
@@ -439,7 +381,7 @@ describe('GET /products lists: category is an exact match', () => {
     const res = await t.request({ method: 'GET', url: `${BASE}?category=a%00b` });
     expect([200, 422], res.body).toContain(res.statusCode);
     if (res.statusCode === 200) expect(res.json<ListBody>().data).toEqual([]);
-    else expectProblem(res, 422, 'validation-error', BASE);
+    else expectProblem(res, 422, 'validation-error', { instance: BASE });
   });
 
   it('unknown query parameters are ignored', async () => {
@@ -500,7 +442,7 @@ describe('GET /products sort: a comma list of name, price, created_at, id, each 
 
   it.each(['stock', 'price,colour', '-password', '--price', 'name,', 'price desc'])('sort=%s (a field outside the list) answers 422 naming sort', async (sort) => {
     const res = await listCategory(category, `&sort=${encodeURIComponent(sort)}`);
-    const problem = expectProblem(res, 422, 'validation-error', BASE);
+    const problem = expectProblem(res, 422, 'validation-error', { instance: BASE });
     expect(fieldsOf(problem)).toEqual(['sort']);
   });
 });
@@ -595,7 +537,7 @@ describe('GET /products pages: {data,page,limit,has_more}, page >= 1, limit 1-10
     ['page=0', 'page'],
     ['page=-3', 'page'],
   ])('%s (an integer out of range) answers 422 naming the parameter', async (query, field) => {
-    const problem = expectProblem(await listCategory(category, `&${query}`), 422, 'validation-error', BASE);
+    const problem = expectProblem(await listCategory(category, `&${query}`), 422, 'validation-error', { instance: BASE });
     expect(fieldsOf(problem)).toEqual([field]);
   });
 
@@ -605,7 +547,7 @@ describe('GET /products pages: {data,page,limit,has_more}, page >= 1, limit 1-10
     ['limit=ten', 'limit'],
     ['page=2.0', 'page'],
   ])('%s (not an integer) answers 400 malformed-request naming the parameter', async (query, field) => {
-    const problem = expectProblem(await listCategory(category, `&${query}`), 400, 'malformed-request', BASE);
+    const problem = expectProblem(await listCategory(category, `&${query}`), 400, 'malformed-request', { instance: BASE });
     expect(fieldsOf(problem)).toEqual([field]);
   });
 
@@ -630,8 +572,7 @@ describe('PUT /products/{id} replaces the whole product', () => {
 
   it('an omitted description becomes null', async () => {
     const product = await createProduct({ description: 'Will be dropped' });
-    const body = writable(product);
-    delete body.description;
+    const body = alter(writable(product), { description: undefined });
     const res = await t.request({ method: 'PUT', url: `${BASE}/${product.id}`, payload: body, token: t.admin.token });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ description: null });
@@ -675,7 +616,7 @@ describe('PUT /products/{id} replaces the whole product', () => {
       payload: { ...writable(product), name: 'Should not stick', prise: 5 },
       token: t.admin.token,
     });
-    const problem = expectProblem(res, 422, 'validation-error', `${BASE}/${product.id}`);
+    const problem = expectProblem(res, 422, 'validation-error', { instance: `${BASE}/${product.id}` });
     expect(problem.errors).toEqual([{ field: 'prise', message: 'Unknown field' }]);
     expect((await getProduct(product.id)).json()).toEqual(product);
   });
@@ -694,8 +635,7 @@ describe('PUT /products/{id} replaces the whole product', () => {
 
   it('a PUT without a required field answers 422 naming it', async () => {
     const product = await createProduct();
-    const body = writable(product);
-    delete body.sku;
+    const body = alter(writable(product), { sku: undefined });
     const res = await t.request({ method: 'PUT', url: `${BASE}/${product.id}`, payload: body, token: t.admin.token });
     expect(fieldsOf(expectProblem(res, 422, 'validation-error'))).toEqual(['sku']);
   });
@@ -725,7 +665,7 @@ describe('PUT /products/{id} replaces the whole product', () => {
 
   it('PUT to an id that does not exist answers 404', async () => {
     const res = await t.request({ method: 'PUT', url: `${BASE}/2000000001`, payload: productInput(), token: t.admin.token });
-    expectProblem(res, 404, 'not-found', `${BASE}/2000000001`);
+    expectProblem(res, 404, 'not-found', { instance: `${BASE}/2000000001` });
   });
 
   it('PUT to an unknown id creates nothing', async () => {
@@ -739,7 +679,7 @@ describe('PUT /products/{id} replaces the whole product', () => {
     const a = await createProduct();
     const b = await createProduct();
     const res = await t.request({ method: 'PUT', url: `${BASE}/${b.id}`, payload: { ...writable(b), sku: a.sku, name: 'Nope' }, token: t.admin.token });
-    expectProblem(res, 409, 'duplicate-resource', `${BASE}/${b.id}`);
+    expectProblem(res, 409, 'duplicate-resource', { instance: `${BASE}/${b.id}` });
     expect((await getProduct(b.id)).json()).toEqual(b);
     expect((await getProduct(a.id)).json()).toEqual(a);
   });
@@ -763,14 +703,14 @@ describe('DELETE /products/{id} archives: 204, then GET is 410 Gone, it leaves l
   it('GET of an archived product answers 410 /problems/gone', async () => {
     const product = await createProduct();
     await t.request({ method: 'DELETE', url: `${BASE}/${product.id}`, token: t.admin.token });
-    expectProblem(await getProduct(product.id), 410, 'gone', `${BASE}/${product.id}`);
+    expectProblem(await getProduct(product.id), 410, 'gone', { instance: `${BASE}/${product.id}` });
   });
 
   it('a repeated DELETE answers 404 /problems/not-found', async () => {
     const product = await createProduct();
     expect((await t.request({ method: 'DELETE', url: `${BASE}/${product.id}`, token: t.admin.token })).statusCode).toBe(204);
     const again = await t.request({ method: 'DELETE', url: `${BASE}/${product.id}`, token: t.admin.token });
-    expectProblem(again, 404, 'not-found', `${BASE}/${product.id}`);
+    expectProblem(again, 404, 'not-found', { instance: `${BASE}/${product.id}` });
   });
 
   it('DELETE of an id that never existed answers 404', async () => {
@@ -990,7 +930,7 @@ describe('optimistic concurrency: If-Match with a stale tag on PUT or DELETE ans
       headers: { 'if-match': stale },
       token: t.admin.token,
     });
-    expectProblem(res, 412, 'precondition-failed', `${BASE}/${product.id}`);
+    expectProblem(res, 412, 'precondition-failed', { instance: `${BASE}/${product.id}` });
     expect((await getProduct(product.id)).json()).toEqual(current);
   });
 
@@ -999,7 +939,7 @@ describe('optimistic concurrency: If-Match with a stale tag on PUT or DELETE ans
     const stale = String((await getProduct(product.id)).headers.etag);
     await t.request({ method: 'PUT', url: `${BASE}/${product.id}`, payload: { ...writable(product), price: 1 }, token: t.admin.token });
     const res = await t.request({ method: 'DELETE', url: `${BASE}/${product.id}`, headers: { 'if-match': stale }, token: t.admin.token });
-    expectProblem(res, 412, 'precondition-failed', `${BASE}/${product.id}`);
+    expectProblem(res, 412, 'precondition-failed', { instance: `${BASE}/${product.id}` });
     const read = await getProduct(product.id);
     expect(read.statusCode).toBe(200);
     expect(read.json()).toMatchObject({ price: 1 });
@@ -1096,19 +1036,19 @@ describe('optimistic concurrency: If-Match with a stale tag on PUT or DELETE ans
 describe('every error is application/problem+json with type, title, status, detail, instance, request_id and Cache-Control no-store', () => {
   it('request_id echoes the X-Request-Id the client sent', async () => {
     const res = await t.request({ method: 'GET', url: `${BASE}/2000000004`, headers: { 'x-request-id': 'req-products-42' } });
-    const problem = expectProblem(res, 404, 'not-found', `${BASE}/2000000004`);
+    const problem = expectProblem(res, 404, 'not-found', { instance: `${BASE}/2000000004` });
     expect(res.headers['x-request-id']).toBe('req-products-42');
     expect(problem.request_id).toBe('req-products-42');
   });
 
   it('instance is the request path without the query string', async () => {
     const res = await t.request({ method: 'GET', url: `${BASE}?limit=0&category=x` });
-    expectProblem(res, 422, 'validation-error', BASE);
+    expectProblem(res, 422, 'validation-error', { instance: BASE });
   });
 
   it('instance keeps the alias path the client used', async () => {
     const res = await t.request({ method: 'GET', url: '/api/products/2000000005' });
-    expectProblem(res, 404, 'not-found', '/api/products/2000000005');
+    expectProblem(res, 404, 'not-found', { instance: '/api/products/2000000005' });
   });
 
   it('a body that is not valid JSON answers 400 malformed-request', async () => {
@@ -1119,7 +1059,7 @@ describe('every error is application/problem+json with type, title, status, deta
       headers: { 'content-type': 'application/json' },
       token: t.admin.token,
     });
-    expectProblem(res, 400, 'malformed-request', BASE);
+    expectProblem(res, 400, 'malformed-request', { instance: BASE });
   });
 
   it('a body of another type than JSON answers 415 with Accept-Post', async () => {
@@ -1130,20 +1070,20 @@ describe('every error is application/problem+json with type, title, status, deta
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       token: t.admin.token,
     });
-    expectProblem(res, 415, 'unsupported-media-type', BASE);
+    expectProblem(res, 415, 'unsupported-media-type', { instance: BASE });
     expect(res.headers['accept-post']).toMatch(/application\/json/);
   });
 
   it('Accept excluding JSON answers 406', async () => {
     const product = await createProduct();
     const res = await getProduct(product.id, { accept: 'text/html' });
-    expectProblem(res, 406, 'not-acceptable', `${BASE}/${product.id}`);
+    expectProblem(res, 406, 'not-acceptable', { instance: `${BASE}/${product.id}` });
   });
 
   it('a method the path does not support answers 405 with Allow', async () => {
     const product = await createProduct();
     const res = await t.request({ method: 'PATCH', url: `${BASE}/${product.id}`, payload: { name: 'x' }, token: t.admin.token });
-    expectProblem(res, 405, 'method-not-allowed', `${BASE}/${product.id}`);
+    expectProblem(res, 405, 'method-not-allowed', { instance: `${BASE}/${product.id}` });
     const allow = String(res.headers.allow)
       .split(',')
       .map((m) => m.trim());
@@ -1158,7 +1098,7 @@ describe('every error is application/problem+json with type, title, status, deta
       payload: productInput({ description: 'x'.repeat(1024 * 1024 + 10) }),
       token: t.admin.token,
     });
-    expectProblem(res, 413, 'payload-too-large', BASE);
+    expectProblem(res, 413, 'payload-too-large', { instance: BASE });
   });
 
   it('problems never leak internals: no stack traces or SQL in the body', async () => {

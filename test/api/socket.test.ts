@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { productInput } from '../helpers/factories.ts';
+import { productInput } from '../helpers/products.ts';
 
 let t: TestApp;
 let base: string;

@@ -9,7 +9,9 @@ import { bootstrapAdmin } from '../../server/bootstrap.ts';
 import { loadConfig } from '../../server/config.ts';
 import { orders, users } from '../../server/db/schema.ts';
 import { createTestApp, TEST_JWT, TEST_PASSWORD, type TestApp, type TestUser } from '../helpers/app.ts';
-import { userInput } from '../helpers/factories.ts';
+import { alter } from '../helpers/bodies.ts';
+import { expectProblem } from '../helpers/problems.ts';
+import { registerUser, userInput, type UserBody, type UserInputBody, type UserListBody } from '../helpers/users.ts';
 
 let t: TestApp;
 let dataDir: string;
@@ -24,22 +26,6 @@ afterAll(async () => {
 
 const PRIVATE_CACHE = 'private, max-age=0, must-revalidate';
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
-
-interface UserBody {
-  id: number;
-  email: string;
-  name: string;
-  role: 'customer' | 'admin';
-  created_at: string;
-  updated_at: string;
-}
-
-function expectProblem(res: LightMyRequestResponse, status: number, slug: string): void {
-  expect(res.statusCode).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.headers['cache-control']).toBe('no-store');
-  expect(res.json()).toMatchObject({ type: `/problems/${slug}`, status });
-}
 
 function errorFields(res: LightMyRequestResponse): string[] {
   const body = res.json() as { errors?: { field: string; message: string }[] };
@@ -58,11 +44,7 @@ async function rowsWithEmail(email: string) {
     .where(sql`lower(${users.email}) = lower(${email})`);
 }
 
-async function register(overrides: Record<string, unknown> = {}, token?: string): Promise<UserBody> {
-  const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: userInput(overrides), ...(token ? { token } : {}) });
-  expect(res.statusCode).toBe(201);
-  return res.json() as UserBody;
-}
+const register = (overrides: Partial<UserInputBody> = {}, token?: string): Promise<UserBody> => registerUser(t, overrides, token);
 
 async function getUser(id: number, token: string): Promise<LightMyRequestResponse> {
   return t.request({ method: 'GET', url: `/api/v1/users/${id}`, token });
@@ -73,7 +55,7 @@ describe('POST /users without a token registers a customer', () => {
     const input = userInput();
     const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: input });
     expect(res.statusCode).toBe(201);
-    const user = res.json() as UserBody;
+    const user = res.json<UserBody>();
     expect(res.headers.location).toBe(`/api/v1/users/${user.id}`);
     expect(user).toMatchObject({ email: input.email, name: input.name, role: 'customer' });
     expect(Number.isInteger(user.id)).toBe(true);
@@ -92,7 +74,7 @@ describe('POST /users without a token registers a customer', () => {
 
   it('the new user is readable at its Location', async () => {
     const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: userInput() });
-    const created = res.json() as UserBody;
+    const created = res.json<UserBody>();
     const read = await t.request({ method: 'GET', url: res.headers.location as string, token: t.admin.token });
     expect(read.statusCode).toBe(200);
     expect(read.json()).toEqual(created);
@@ -108,7 +90,7 @@ describe('POST /users without a token registers a customer', () => {
     const input = userInput({ role: 'admin' });
     const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: input });
     expectProblem(res, 403, 'forbidden');
-    expect(await rowsWithEmail(input.email as string)).toHaveLength(0);
+    expect(await rowsWithEmail(input.email)).toHaveLength(0);
   });
 
   it('role "admin" from a customer is refused with 403', async () => {
@@ -116,13 +98,13 @@ describe('POST /users without a token registers a customer', () => {
     const input = userInput({ role: 'admin' });
     const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: input, token: customer.token });
     expectProblem(res, 403, 'forbidden');
-    expect(await rowsWithEmail(input.email as string)).toHaveLength(0);
+    expect(await rowsWithEmail(input.email)).toHaveLength(0);
   });
 
   it('the unversioned alias /api/users answers the same, with a canonical /api/v1 Location', async () => {
     const res = await t.request({ method: 'POST', url: '/api/users', payload: userInput() });
     expect(res.statusCode).toBe(201);
-    expect(res.headers.location).toBe(`/api/v1/users/${(res.json() as UserBody).id}`);
+    expect(res.headers.location).toBe(`/api/v1/users/${res.json<UserBody>().id}`);
   });
 });
 
@@ -130,7 +112,7 @@ describe('an admin may create a user of any role', () => {
   it('admin creates an admin: 201, role admin', async () => {
     const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: userInput({ role: 'admin' }), token: t.admin.token });
     expect(res.statusCode).toBe(201);
-    const user = res.json() as UserBody;
+    const user = res.json<UserBody>();
     expect(user.role).toBe('admin');
     expect((await userRow(user.id))?.role).toBe('admin');
   });
@@ -182,7 +164,7 @@ describe('user fields are validated (422 validation-error with an entry per fiel
   ];
 
   it.each(cases)('%s is 422 naming the field, and nothing is created', async (_label, override, field) => {
-    const input = userInput(override);
+    const input = alter(userInput(), override);
     const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: input });
     expectProblem(res, 422, 'validation-error');
     expect(errorFields(res)).toContain(field);
@@ -191,8 +173,7 @@ describe('user fields are validated (422 validation-error with an entry per fiel
   });
 
   it('a missing password is 422 naming password', async () => {
-    const input = userInput();
-    delete input.password;
+    const input = alter(userInput(), { password: undefined });
     const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: input });
     expectProblem(res, 422, 'validation-error');
     expect(errorFields(res)).toContain('password');
@@ -247,7 +228,7 @@ describe('email and name are validated as a careful registration form would (422
     ['a lone high surrogate', String.raw`Ada \ud800`],
     ['a lone low surrogate', String.raw`\udc00 Ada`],
   ])('a name with %s is refused (regression: controls accepted, lone surrogates replaced)', async (_label, escaped) => {
-    const email = userInput().email as string;
+    const email = userInput().email;
     const res = await rawPost(`{"email":"${email}","name":"${escaped}","password":"a-long-enough-password"}`);
     expectProblem(res, 422, 'validation-error');
     expect(errorFields(res)).toEqual(['name']);
@@ -255,7 +236,7 @@ describe('email and name are validated as a careful registration form would (422
   });
 
   it('a name with a character outside the BMP (a surrogate pair) is kept exactly', async () => {
-    const email = userInput().email as string;
+    const email = userInput().email;
     const res = await rawPost(`{"email":"${email}","name":"Ada \\ud83d\\ude00","password":"a-long-enough-password"}`);
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json<UserBody>().name).toBe('Ada \u{1F600}');
@@ -275,7 +256,7 @@ describe('email and name are validated as a careful registration form would (422
   });
 
   it('/trpc refuses them the same way', async () => {
-    const email = userInput().email as string;
+    const email = userInput().email;
     const res = await t.request({
       method: 'POST',
       url: '/trpc/users.create',
@@ -342,7 +323,7 @@ describe('PUT /users/{id} replaces a user; without password the password is kept
 
   it('GET-modify-PUT works: read-only fields in the body (id, timestamps) are ignored', async () => {
     const customer = await t.createUser('customer');
-    const current = (await getUser(customer.id, customer.token)).json() as UserBody;
+    const current = (await getUser(customer.id, customer.token)).json<UserBody>();
     const res = await t.request({
       method: 'PUT',
       url: `/api/v1/users/${customer.id}`,
@@ -350,7 +331,7 @@ describe('PUT /users/{id} replaces a user; without password the password is kept
       token: customer.token,
     });
     expect(res.statusCode).toBe(200);
-    const updated = res.json() as UserBody;
+    const updated = res.json<UserBody>();
     expect(updated).toMatchObject({ id: customer.id, name: 'Edited', created_at: current.created_at });
     expect(updated.updated_at).not.toBe('2000-01-01T00:00:00.000Z');
   });
@@ -525,7 +506,7 @@ describe('GET /users lists users for admins and services with users:read', () =>
   it('an admin gets the list envelope {data, page, limit, has_more}', async () => {
     const res = await t.request({ method: 'GET', url: '/api/v1/users', token: t.admin.token });
     expect(res.statusCode).toBe(200);
-    const body = res.json() as { data: UserBody[]; page: number; limit: number; has_more: boolean };
+    const body = res.json<UserListBody>();
     expect(Object.keys(body).sort()).toEqual(['data', 'has_more', 'limit', 'page']);
     expect(body).toMatchObject({ page: 1, limit: 20 });
     expect(typeof body.has_more).toBe('boolean');
@@ -538,12 +519,12 @@ describe('GET /users lists users for admins and services with users:read', () =>
     await register();
     const first = await t.request({ method: 'GET', url: '/api/v1/users?limit=1', token: t.admin.token });
     expect(first.statusCode).toBe(200);
-    const page1 = first.json() as { data: UserBody[]; has_more: boolean; limit: number };
+    const page1 = first.json<UserListBody>();
     expect(page1.data).toHaveLength(1);
     expect(page1).toMatchObject({ limit: 1, has_more: true });
     expect(first.headers.link).toMatch(/[?&]page=2[^>]*>; rel="next"/);
     const second = await t.request({ method: 'GET', url: '/api/v1/users?limit=1&page=2', token: t.admin.token });
-    const page2 = second.json() as { data: UserBody[] };
+    const page2 = second.json<UserListBody>();
     expect(page2.data[0]?.id).not.toBe(page1.data[0]?.id);
     expect(second.headers.link).toMatch(/rel="prev"/);
   });
@@ -657,7 +638,7 @@ describe('changing your own email or password takes current_password (an admin r
 
   it('an email change without current_password is 422 and the email is kept; with it, 200', async () => {
     const customer = await t.createUser('customer');
-    const email = userInput().email as string;
+    const email = userInput().email;
     expectProblem(await putSelf(customer, { email }), 422, 'validation-error');
     expect((await userRow(customer.id))?.email).toBe(customer.email);
     const res = await putSelf(customer, { email, current_password: TEST_PASSWORD });
@@ -672,7 +653,7 @@ describe('changing your own email or password takes current_password (an admin r
 
   it("an admin resets another user's email and password without current_password", async () => {
     const customer = await t.createUser('customer');
-    const email = userInput().email as string;
+    const email = userInput().email;
     const res = await putSelf(customer, { email, password: 'reset-by-the-admin' }, t.admin.token);
     expect(res.statusCode, res.body).toBe(200);
     expect(await verifyPassword('reset-by-the-admin', (await userRow(customer.id))?.passwordHash ?? '')).toBe(true);

@@ -15,7 +15,7 @@ import { createCaller } from '../../server/router.ts';
 import { createContextInner, type Preconditions } from '../../server/trpc/context.ts';
 import { TEST_JWT } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
-import { productInput } from '../helpers/factories.ts';
+import { productInput } from '../helpers/products.ts';
 
 let database: Database;
 beforeAll(async () => {

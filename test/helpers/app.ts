@@ -1,11 +1,12 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { randomBytes } from 'node:crypto';
-import { hashPassword } from '../../server/auth/password.ts';
 import { TokenService, type Role } from '../../server/auth/tokens.ts';
 import { buildApp } from '../../server/app.ts';
 import type { Database, Db } from '../../server/db/client.ts';
-import { users } from '../../server/db/schema.ts';
+import type { User } from '../../server/modules/users/users.schemas.ts';
+import { createTestUser } from '../../server/testing.ts';
 import { createTestDatabase } from './db.ts';
+
+export { TEST_PASSWORD } from '../../server/testing.ts';
 
 export const TEST_JWT = {
   secret: 'test-secret-that-is-at-least-32-bytes-long!',
@@ -14,16 +15,8 @@ export const TEST_JWT = {
   accessTokenTtlSeconds: 900,
 };
 
-export const TEST_PASSWORD = 'correct-horse-battery';
-let passwordHash: Promise<string> | undefined;
-
-export interface TestUser {
-  id: number;
-  email: string;
-  name: string;
-  role: 'customer' | 'admin';
-  token: string;
-}
+/** A user as the API answers it, with an access token to act as it. */
+export type TestUser = User & { token: string };
 
 export interface TestApp {
   app: FastifyInstance;
@@ -40,20 +33,11 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createUserRow(db: Db, tokens: TokenService, role: 'customer' | 'admin' = 'customer', email?: string): Promise<TestUser> {
-  passwordHash ??= hashPassword(TEST_PASSWORD);
-  const [row] = await db
-    .insert(users)
-    .values({
-      email: email ?? `${role}-${randomBytes(5).toString('hex')}@example.com`,
-      name: `Test ${role}`,
-      role,
-      passwordHash: await passwordHash,
-    })
-    .returning();
-  if (!row) throw new Error('user insert failed');
-  const token = await tokens.mint({ sub: String(row.id), role, name: row.name });
-  return { id: row.id, email: row.email, name: row.name, role, token };
+/** The shared user factory (server/testing.ts `createTestUser`), plus a token for HTTP calls. */
+export async function createUserRow(db: Db, tokens: TokenService, role: User['role'] = 'customer', email?: string): Promise<TestUser> {
+  const user = await createTestUser(db, { role, ...(email === undefined ? {} : { email }) });
+  const token = await tokens.mint({ sub: String(user.id), role, name: user.name });
+  return { ...user, token };
 }
 
 /** One migrated database and one app per test file: PGlite takes seconds to start. */

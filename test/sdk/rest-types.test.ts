@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components, paths } from '../../client-sdk/src/rest-types.ts';
 import { generateRestTypes, restTypesFile } from '../../scripts/gen-rest-types.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { productInput } from '../helpers/factories.ts';
+import { productInput } from '../helpers/products.ts';
 
 type Problem = components['schemas']['Problem'];
 type Product = components['schemas']['Product'];
