@@ -97,6 +97,3 @@ export const payments = pgTable(
   },
   (t) => [index('payments_order_idx').on(t.orderId)],
 );
-
-export type ProductRow = typeof products.$inferSelect;
-export type UserRow = typeof users.$inferSelect;
