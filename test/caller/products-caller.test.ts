@@ -1,56 +1,38 @@
 /**
- * The products procedures called directly, with no HTTP: `createCaller(createContextInner(...))`.
+ * The products procedures called directly, with no HTTP (server/testing.ts, `createCaller`).
  * Same rules as over REST (CONTRACT sections 2, 4, 6, 7); errors arrive as a TRPCError whose
  * `cause` is the DomainError that names the problem.
  */
 import { TRPCError } from '@trpc/server';
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenService, type Caller } from '../../server/auth/tokens.ts';
-import type { Database } from '../../server/db/client.ts';
-import { DomainError, type ProblemSlug } from '../../server/errors/problems.ts';
 import { entityTag } from '../../server/lib/etag.ts';
-import type { ProductInput } from '../../server/modules/products/products.schemas.ts';
+import { createTestHarness, type TestCallContext, type TestHarness, type TestIdentity } from '../../server/testing.ts';
 import { createCaller } from '../../server/router.ts';
-import { createContextInner, type Preconditions } from '../../server/trpc/context.ts';
+import { createContextInner } from '../../server/trpc/context.ts';
 import { TEST_JWT } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
-import { productInput } from '../helpers/products.ts';
+import { expectDomainError } from '../helpers/problems.ts';
+import { freshCategory, productInput as input, type ProductInputBody } from '../helpers/products.ts';
 
-let database: Database;
+let harness: TestHarness;
 beforeAll(async () => {
-  database = await createTestDatabase();
+  // The per-file database of the project (in-memory PGlite, or a PostgreSQL copy).
+  harness = await createTestHarness({ database: await createTestDatabase() });
 });
 afterAll(async () => {
-  await database?.close();
+  await harness?.close();
 });
 
-const admin: Caller = { sub: '1', userId: 1, role: 'admin', name: 'Admin', scopes: new Set() };
-const customer: Caller = { sub: '2', userId: 2, role: 'customer', name: 'Customer', scopes: new Set() };
-const service = (...scopes: string[]): Caller => ({ sub: 'client-x', clientId: 'client-x', role: 'service', name: undefined, scopes: new Set(scopes) });
+const admin: TestIdentity = { role: 'admin', userId: 1, name: 'Admin' };
+const customer: TestIdentity = { role: 'customer', userId: 2, name: 'Customer' };
+const service = (...scopes: string[]): TestIdentity => ({ role: 'service', name: 'client-x', scopes });
 
-const as = (caller: Caller | null, preconditions?: Preconditions) =>
-  createCaller(createContextInner({ db: database.db, caller, ...(preconditions ? { preconditions } : {}) }));
+/** A caller as a verified access token gives it, rather than one the harness makes up. */
+const asVerified = (caller: Caller | null) => createCaller(createContextInner({ db: harness.db, caller }));
 
-/** A valid product input for the procedures (the factory's body, typed). */
-const input = (overrides: Record<string, unknown> = {}) => productInput(overrides) as ProductInput;
-
-const freshCategory = () => `cat-${randomBytes(4).toString('hex')}`;
-
-/** Awaits a rejection and checks it is a TRPCError of `code` whose cause is a DomainError of `slug`. */
-async function expectDomainError(promise: Promise<unknown>, code: TRPCError['code'], slug: ProblemSlug): Promise<DomainError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(TRPCError);
-  const trpcError = error as TRPCError;
-  expect(trpcError.code).toBe(code);
-  expect(trpcError.cause).toBeInstanceOf(DomainError);
-  const domain = trpcError.cause as DomainError;
-  expect(domain.slug).toBe(slug);
-  return domain;
-}
+const as = (identity: TestIdentity | null, preconditions?: TestCallContext['preconditions']) =>
+  harness.caller(identity, preconditions ? { preconditions } : {});
 
 describe('products.create makes a product (admin, or a service with products:write)', () => {
   it('an admin creates a product and gets it back with id and timestamps', async () => {
@@ -63,7 +45,7 @@ describe('products.create makes a product (admin, or a service with products:wri
 
   it('currency defaults to USD, stock to 0, an omitted description is null', async () => {
     const { sku, name, category, price } = input();
-    const product = await as(admin).products.create({ sku, name, category, price } as ProductInput);
+    const product = await as(admin).products.create({ sku, name, category, price });
     expect(product).toMatchObject({ currency: 'USD', stock: 0, description: null });
   });
 
@@ -100,8 +82,8 @@ describe('writes need the admin role or the products:write scope', () => {
     const tokens = new TokenService(TEST_JWT);
     const adminCaller = await tokens.authenticate(`Bearer ${await tokens.mint({ sub: '7', role: 'admin' })}`);
     const customerCaller = await tokens.authenticate(`Bearer ${await tokens.mint({ sub: '8', role: 'customer' })}`);
-    expect((await as(adminCaller).products.create(input())).id).toBeGreaterThan(0);
-    await expectDomainError(as(customerCaller).products.create(input()), 'FORBIDDEN', 'forbidden');
+    expect((await asVerified(adminCaller).products.create(input())).id).toBeGreaterThan(0);
+    await expectDomainError(asVerified(customerCaller).products.create(input()), 'FORBIDDEN', 'forbidden');
   });
 });
 
@@ -114,7 +96,7 @@ describe('invalid input is a validation-error with one errors entry per bad fiel
 
   it('an unknown field is a validation-error with the message "Unknown field"', async () => {
     const domain = await expectDomainError(
-      as(admin).products.create({ ...input(), colour: 'red' } as ProductInput),
+      as(admin).products.create({ ...input(), colour: 'red' } as ProductInputBody),
       'UNPROCESSABLE_CONTENT',
       'validation-error',
     );

@@ -3,12 +3,11 @@
  * would in a vitest test. Same auth and rules as over HTTP; failures are TRPCErrors whose cause
  * is the DomainError naming the problem.
  */
-import { TRPCError } from '@trpc/server';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainError, type ProblemSlug } from '../../server/errors/problems.ts';
 import { createTestCaller, createTestHarness, type TestHarness } from '../../server/testing.ts';
 import { createTestDatabase, onPostgres } from '../helpers/db.ts';
+import { expectDomainError as rejection } from '../helpers/problems.ts';
 
 const product = (overrides: Partial<{ sku: string; category: string; price: number; stock: number }> = {}) => ({
   sku: `H-${randomBytes(4).toString('hex')}`,
@@ -18,20 +17,6 @@ const product = (overrides: Partial<{ sku: string; category: string; price: numb
   stock: 5,
   ...overrides,
 });
-
-/** Awaits a rejection: a TRPCError of `code` whose cause is the DomainError of `slug`. */
-async function rejection(promise: Promise<unknown>, code: TRPCError['code'], slug: ProblemSlug): Promise<DomainError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(TRPCError);
-  expect((error as TRPCError).code).toBe(code);
-  const cause = (error as TRPCError).cause;
-  expect(cause).toBeInstanceOf(DomainError);
-  expect((cause as DomainError).slug).toBe(slug);
-  return cause as DomainError;
-}
 
 describe('a harness shares one database between callers of different roles', () => {
   let harness: TestHarness;
