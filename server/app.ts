@@ -17,7 +17,7 @@ import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter
 import { parseEntityTags } from './lib/etag.ts';
 import { appRouter, type AppRouter } from './router.ts';
 import { createContextInner, type Context } from './trpc/context.ts';
-import { toDomainError } from './trpc/trpc.ts';
+import { toDomainError } from './errors/to-domain-error.ts';
 
 export interface AppOptions {
   database: Database;

@@ -9,10 +9,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import type { z } from 'zod';
 import type { Db } from '../db/client.ts';
 import { DomainError } from '../errors/problems.ts';
+import { toDomainError } from '../errors/to-domain-error.ts';
 import { entityTagOfJson, parseEntityTags } from '../lib/etag.ts';
 import { createContextInner } from '../trpc/context.ts';
 import type { Meta, RestMeta } from '../trpc/trpc.ts';
-import { toDomainError } from '../trpc/trpc.ts';
 
 import { API_PREFIX } from './paths.ts';
 const PREFIXES = [API_PREFIX, '/api'];

@@ -1,11 +1,9 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { z } from 'zod';
 import { allows, describeRefusal, isPublic, PUBLIC, type Policy, type RolePolicy } from '../auth/policy.ts';
 import { missingToken } from '../auth/tokens.ts';
-import { DomainError, internalError, problemBody, problemTypes, type Problem } from '../errors/problems.ts';
-import { validationError } from '../errors/zod-errors.ts';
-import { databaseProblem } from '../lib/db-errors.ts';
+import { DomainError, problemBody, problemTypes, type Problem } from '../errors/problems.ts';
+import { toDomainError } from '../errors/to-domain-error.ts';
 import type { Context } from './context.ts';
 
 /** How the REST facade answers a procedure, beside trpc-to-openapi's method and path. */
@@ -29,33 +27,6 @@ export interface RestMeta {
 
 /** `policy`: who may call the procedure (server/auth/policy.ts); every procedure declares one. */
 export type Meta = OpenApiMeta<{ rest?: RestMeta; policy?: Policy }>;
-
-/** Every failure of a procedure, whatever threw it, as the DomainError it means. */
-export function toDomainError(error: unknown): DomainError {
-  const cause = error instanceof TRPCError ? error.cause : error;
-  if (cause instanceof DomainError) return cause;
-  if (error instanceof TRPCError && error.code === 'BAD_REQUEST' && cause instanceof z.ZodError) {
-    return validationError(cause.issues);
-  }
-  if (error instanceof TRPCError) {
-    switch (error.code) {
-      case 'NOT_FOUND':
-        return new DomainError('not-found', 'No such procedure.');
-      case 'METHOD_NOT_SUPPORTED':
-        return new DomainError('method-not-allowed', error.message);
-      case 'PARSE_ERROR':
-      case 'BAD_REQUEST':
-        return new DomainError('malformed-request', 'The request could not be parsed.');
-      case 'PAYLOAD_TOO_LARGE':
-        return new DomainError('payload-too-large', 'The request body is too large.');
-      case 'UNSUPPORTED_MEDIA_TYPE':
-        return new DomainError('unsupported-media-type', 'The request has an unsupported Content-Type.');
-      default:
-        break;
-    }
-  }
-  return databaseProblem(cause) ?? internalError(cause);
-}
 
 const t = initTRPC
   .context<Context>()
