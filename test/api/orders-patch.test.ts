@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import {
-  createOrder,
+  createOrderScene,
+  draftOrder as draftOrderIn,
   expectOrderUnchanged,
   JSON_PATCH,
   MERGE_PATCH as MERGE,
@@ -14,12 +15,14 @@ import {
   patchOrder,
   readOrder,
   type OrderBody,
-  type OrderItemInputBody,
+  type DraftOptions,
+  type OrderScene,
 } from '../helpers/orders.ts';
 import { expectProblem } from '../helpers/problems.ts';
-import { createProduct, type ProductBody } from '../helpers/products.ts';
+import type { ProductBody } from '../helpers/products.ts';
 
 let t: TestApp;
+let scene: OrderScene;
 let alice: TestUser;
 let bob: TestUser;
 let shirt: ProductBody;
@@ -27,24 +30,15 @@ let mug: ProductBody;
 
 beforeAll(async () => {
   t = await createTestApp();
-  alice = await t.createUser('customer');
-  bob = await t.createUser('customer');
-  shirt = await createProduct(t, { price: 1999, stock: 100_000 });
-  mug = await createProduct(t, { price: 550, stock: 100_000 });
+  scene = await createOrderScene(t);
+  ({ alice, bob, shirt, mug } = scene);
 });
 afterAll(async () => {
   await t?.close();
 });
 
 /** A draft of alice's: two shirts and a mug, an address, and optionally a discount code. */
-function draftOrder(options: { items?: OrderItemInputBody[]; discount_code?: string } = {}): Promise<OrderBody> {
-  const items = options.items ?? [
-    { product_id: shirt.id, quantity: 2 },
-    { product_id: mug.id, quantity: 1 },
-  ];
-  return createOrder(t, { items, address: '1 Main St, Springfield', ...(options.discount_code ? { discount_code: options.discount_code } : {}) }, alice.token);
-}
-
+const draftOrder = (options: Pick<DraftOptions, 'items' | 'discount_code'> = {}): Promise<OrderBody> => draftOrderIn(t, scene, options);
 const read = (id: number) => readOrder(t, id);
 const patch = (id: number, doc: unknown, token: string, headers: Record<string, string> = MERGE) => patchOrder(t, id, doc, token, headers);
 const expectUnchanged = (before: { order: OrderBody; etag: string }): Promise<void> => expectOrderUnchanged(t, before);

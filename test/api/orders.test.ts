@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orders, products, users } from '../../server/db/schema.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import {
-  createOrder,
+  createOrderScene,
+  draftOrder as draftOrderIn,
   expectOrderUnchanged,
   JSON_PATCH,
   MERGE_PATCH as MERGE,
@@ -22,8 +23,9 @@ import {
   readOrder,
   stockOf as storedStock,
   type OrderBody,
-  type OrderItemInputBody,
+  type DraftOptions,
   type OrderListBody,
+  type OrderScene,
   type OrderStatus as Status,
 } from '../helpers/orders.ts';
 import { expectProblem } from '../helpers/problems.ts';
@@ -32,6 +34,7 @@ import { createProduct, productInput, type ProductBody, type ProductInputBody } 
 const PRIVATE = 'private, max-age=0, must-revalidate';
 
 let t: TestApp;
+let scene: OrderScene;
 let alice: TestUser;
 let bob: TestUser;
 let shirt: ProductBody;
@@ -39,10 +42,8 @@ let mug: ProductBody;
 
 beforeAll(async () => {
   t = await createTestApp();
-  alice = await t.createUser('customer');
-  bob = await t.createUser('customer');
-  shirt = await newProduct({ price: 1999, stock: 100_000 });
-  mug = await newProduct({ price: 550, stock: 100_000 });
+  scene = await createOrderScene(t);
+  ({ alice, bob, shirt, mug } = scene);
 });
 afterAll(async () => {
   await t?.close();
@@ -66,23 +67,7 @@ function list(query: string, token: string, headers: Record<string, string> = {}
   return t.request({ method: 'GET', url: `${ORDERS}${query}`, headers, token });
 }
 
-interface DraftOptions {
-  owner?: TestUser;
-  items?: OrderItemInputBody[];
-  address?: string | null;
-  discount_code?: string;
-}
-
-/** A draft of `owner`'s (alice by default): two shirts and a mug, an address unless `address` is null. */
-function draftOrder(options: DraftOptions = {}): Promise<OrderBody> {
-  const items = options.items ?? [
-    { product_id: shirt.id, quantity: 2 },
-    { product_id: mug.id, quantity: 1 },
-  ];
-  const address = options.address === null ? {} : { address: options.address ?? '1 Main St, Springfield' };
-  const discount = options.discount_code === undefined ? {} : { discount_code: options.discount_code };
-  return createOrder(t, { items, ...address, ...discount }, (options.owner ?? alice).token);
-}
+const draftOrder = (options: DraftOptions = {}): Promise<OrderBody> => draftOrderIn(t, scene, options);
 
 /** An order in `status`: the draft of `draftOrder`, moved on by the kit's `advanceOrder`. */
 async function makeOrder(status: Status, options: DraftOptions = {}): Promise<OrderBody> {

@@ -8,7 +8,8 @@ import { MAX_TRPC_BATCH } from '../../server/app.ts';
 import { MAX_JSON_DEPTH } from '../../server/http/json-body.ts';
 import { PATCH_LIMITS } from '../../server/modules/orders/orders.patch.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { productInput } from '../helpers/products.ts';
+import { createOrder, JSON_PATCH, MERGE_PATCH, ORDERS, patchOrder, readOrder, type OrderBody } from '../helpers/orders.ts';
+import { createProduct, productInput } from '../helpers/products.ts';
 import { expectProblem } from '../helpers/problems.ts';
 
 let t: TestApp;
@@ -22,19 +23,17 @@ afterAll(async () => {
 
 const json = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
 
-async function newOrder(): Promise<{ id: number; etag: string; body: string }> {
-  const product = await t.request({ method: 'POST', url: '/api/v1/products', token: t.admin.token, payload: productInput({ stock: 1000 }) });
-  const res = await t.request({
-    method: 'POST',
-    url: '/api/v1/orders',
-    token: t.admin.token,
-    payload: { customer_id: t.admin.id, items: [{ product_id: product.json<{ id: number }>().id, quantity: 1 }], address: '1 Main St' },
-  });
-  expect(res.statusCode).toBe(201);
-  const id = res.json<{ id: number }>().id;
-  const read = await t.request({ method: 'GET', url: `/api/v1/orders/${id}`, token: t.admin.token });
-  return { id, etag: String(read.headers.etag), body: read.body };
+/** An admin's order of one item, with the body and ETag it was read with. */
+async function newOrder(): Promise<{ id: number; etag: string; body: string; order: OrderBody }> {
+  const product = await createProduct(t, { stock: 1000 });
+  const { id } = await createOrder(t, { customer_id: t.admin.id, items: [{ product_id: product.id, quantity: 1 }], address: '1 Main St' }, t.admin.token);
+  const { res, order, etag } = await readOrder(t, id);
+  return { id, etag, body: res.body, order };
 }
+
+/** PATCH with a body sent exactly as written (documents too deep to build as values). */
+const patchRaw = (id: number, headers: Record<string, string>, payload: string) =>
+  t.request({ method: 'PATCH', url: `${ORDERS}/${id}`, token: t.admin.token, headers, payload });
 
 const nested = (depth: number, leaf: string) => '['.repeat(depth) + leaf + ']'.repeat(depth);
 const nestedObject = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
@@ -44,17 +43,10 @@ describe('a JSON Patch cannot make the service do unbounded work (copy doubling)
     const order = await newOrder();
     const bomb = Array.from({ length: 40 }, () => ({ op: 'copy', from: '/items', path: '/items/-' }));
     const started = performance.now();
-    const res = await t.request({
-      method: 'PATCH',
-      url: `/api/v1/orders/${order.id}`,
-      token: t.admin.token,
-      headers: { 'content-type': 'application/json-patch+json' },
-      payload: JSON.stringify(bomb),
-    });
+    const res = await patchOrder(t, order.id, bomb, t.admin.token, JSON_PATCH);
     expect(performance.now() - started).toBeLessThan(1000);
     expectProblem(res, 422, 'validation-error');
-    const after = await t.request({ method: 'GET', url: `/api/v1/orders/${order.id}`, token: t.admin.token });
-    expect(after.body).toBe(order.body);
+    expect((await readOrder(t, order.id)).res.body).toBe(order.body);
   });
 
   it('copying a large string again and again is stopped by the size bound', async () => {
@@ -63,40 +55,22 @@ describe('a JSON Patch cannot make the service do unbounded work (copy doubling)
       { op: 'replace', path: '/address', value: 'x'.repeat(60_000) },
       ...Array.from({ length: 20 }, (_, i) => ({ op: 'copy', from: '/address', path: `/k${i}` })),
     ];
-    const res = await t.request({
-      method: 'PATCH',
-      url: `/api/v1/orders/${order.id}`,
-      token: t.admin.token,
-      headers: { 'content-type': 'application/json-patch+json' },
-      payload: JSON.stringify(ops),
-    });
+    const res = await patchOrder(t, order.id, ops, t.admin.token, JSON_PATCH);
     expectProblem(res, 422, 'validation-error');
   });
 
   it(`more than ${PATCH_LIMITS.operations} operations are refused with 422`, async () => {
     const order = await newOrder();
     const ops = Array.from({ length: PATCH_LIMITS.operations + 1 }, () => ({ op: 'test', path: '/status', value: 'draft' }));
-    const res = await t.request({
-      method: 'PATCH',
-      url: `/api/v1/orders/${order.id}`,
-      token: t.admin.token,
-      headers: { 'content-type': 'application/json-patch+json' },
-      payload: JSON.stringify(ops),
-    });
+    const res = await patchOrder(t, order.id, ops, t.admin.token, JSON_PATCH);
     expectProblem(res, 422, 'validation-error', { fields: ['(body)'] });
   });
 
   it(`a patch that leaves more than ${PATCH_LIMITS.items} items is refused with 422 naming items`, async () => {
     const order = await newOrder();
-    const item = JSON.parse(order.body).items[0] as unknown;
+    const item = order.order.items[0];
     const ops = Array.from({ length: PATCH_LIMITS.items }, () => ({ op: 'add', path: '/items/-', value: item }));
-    const res = await t.request({
-      method: 'PATCH',
-      url: `/api/v1/orders/${order.id}`,
-      token: t.admin.token,
-      headers: { 'content-type': 'application/json-patch+json' },
-      payload: JSON.stringify(ops),
-    });
+    const res = await patchOrder(t, order.id, ops, t.admin.token, JSON_PATCH);
     expectProblem(res, 422, 'validation-error', { fields: ['items'] });
   });
 });
@@ -104,25 +78,13 @@ describe('a JSON Patch cannot make the service do unbounded work (copy doubling)
 describe('deep nesting is refused when the body is parsed (400), never a stack overflow', () => {
   it('a merge patch nested 7,000 levels answers 400', async () => {
     const order = await newOrder();
-    const res = await t.request({
-      method: 'PATCH',
-      url: `/api/v1/orders/${order.id}`,
-      token: t.admin.token,
-      headers: { 'content-type': 'application/merge-patch+json' },
-      payload: `{"address":${nestedObject(7000)}}`,
-    });
+    const res = await patchRaw(order.id, MERGE_PATCH, `{"address":${nestedObject(7000)}}`);
     expectProblem(res, 400, 'malformed-request');
   });
 
   it('a JSON Patch value nested 10,000 levels answers 400', async () => {
     const order = await newOrder();
-    const res = await t.request({
-      method: 'PATCH',
-      url: `/api/v1/orders/${order.id}`,
-      token: t.admin.token,
-      headers: { 'content-type': 'application/json-patch+json' },
-      payload: `[{"op":"add","path":"/x","value":${nested(10_000, '1')}}]`,
-    });
+    const res = await patchRaw(order.id, JSON_PATCH, `[{"op":"add","path":"/x","value":${nested(10_000, '1')}}]`);
     expectProblem(res, 400, 'malformed-request');
   });
 

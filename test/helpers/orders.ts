@@ -11,6 +11,7 @@ import { orders, payments, products } from '../../server/db/schema.ts';
 import type { OrderStatus } from '../../server/modules/orders/orders.rules.ts';
 import type { Order, OrderCreate, OrderItemInput, OrderList } from '../../server/modules/orders/orders.schemas.ts';
 import type { TestApp, TestUser } from './app.ts';
+import { createProduct, type ProductBody } from './products.ts';
 
 export type { OrderStatus };
 export const ORDERS = '/api/v1/orders';
@@ -97,4 +98,44 @@ export async function advanceOrder(t: TestApp, draft: OrderBody, status: OrderSt
 /** An order of `owner`'s in `status`, created from `body` and moved on by `advanceOrder`. */
 export async function orderInStatus(t: TestApp, status: OrderStatus, owner: TestUser, body: OrderInputBody): Promise<OrderBody> {
   return advanceOrder(t, await createOrder(t, body, owner.token), status, owner);
+}
+
+/** Two customers and two products with stock to spare: what most order tests start from. */
+export interface OrderScene {
+  alice: TestUser;
+  bob: TestUser;
+  /** 1999 a unit. */
+  shirt: ProductBody;
+  /** 550 a unit. */
+  mug: ProductBody;
+}
+
+export async function createOrderScene(t: TestApp): Promise<OrderScene> {
+  return {
+    alice: await t.createUser('customer'),
+    bob: await t.createUser('customer'),
+    shirt: await createProduct(t, { price: 1999, stock: 100_000 }),
+    mug: await createProduct(t, { price: 550, stock: 100_000 }),
+  };
+}
+
+export interface DraftOptions {
+  /** Alice unless told. */
+  owner?: TestUser;
+  /** Two shirts and a mug unless told. */
+  items?: OrderItemInputBody[];
+  /** `null` leaves the address out. */
+  address?: string | null;
+  discount_code?: string;
+}
+
+/** A draft in the scene: alice's two shirts and a mug, to 1 Main St, unless `options` say otherwise. */
+export function draftOrder(t: TestApp, scene: OrderScene, options: DraftOptions = {}): Promise<OrderBody> {
+  const items = options.items ?? [
+    { product_id: scene.shirt.id, quantity: 2 },
+    { product_id: scene.mug.id, quantity: 1 },
+  ];
+  const address = options.address === null ? {} : { address: options.address ?? '1 Main St, Springfield' };
+  const discount = options.discount_code === undefined ? {} : { discount_code: options.discount_code };
+  return createOrder(t, { items, ...address, ...discount }, (options.owner ?? scene.alice).token);
 }
