@@ -78,7 +78,7 @@ drop_database() {
 cleanup() {
   stop_service
   if [ -n "${pg_url_used}" ]; then drop_database || true; fi
-  if [ -z "${ST_REPORT_DIR:-}" ]; then rm -rf "${work}"; else rm -rf "${work:?}/service-"*.log; fi
+  rm -rf "${work}"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
