@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import type { Db } from '../db/client.ts';
 import { DomainError } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
-import { entityTagOfJson, parseEntityTags } from '../lib/etag.ts';
+import { entityTag, parseEntityTags } from '../lib/etag.ts';
 import { createContextInner } from '../trpc/context.ts';
 import type { Meta, RestMeta } from '../trpc/trpc.ts';
 
@@ -221,7 +221,7 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
       if (route.rest.location) reply.header('location', API_PREFIX + fillTemplate(route.rest.location, output));
 
       const json = JSON.stringify(output);
-      const etag = entityTagOfJson(json);
+      const etag = entityTag(output);
       reply.header('etag', etag);
       let lastModified: Date | undefined;
       if (route.rest.kind === 'item' && isPlainObject(output) && typeof output.updated_at === 'string') {

@@ -1,10 +1,16 @@
 import { DomainError } from '../errors/problems.ts';
-import type { Preconditions } from '../trpc/context.ts';
 import { entityTag } from './etag.ts';
+
+/** What a conditional write asks of the current representation; services take it as given. */
+export interface Preconditions {
+  /** Entity tags from `If-Match`; `['*']` matches any existing resource. */
+  ifMatch?: string[];
+}
 
 /**
  * `If-Match` (RFC 9110 13.1.1) against the current representation, checked inside the write's
- * transaction after the row is locked, so a concurrent writer cannot slip in between.
+ * transaction after the row is locked, so a concurrent writer cannot slip in between. The tag is
+ * the one the facade sent as `ETag` (server/lib/etag.ts), whatever order `current` has its keys in.
  */
 export function assertIfMatch(preconditions: Preconditions, current: unknown): void {
   const tags = preconditions.ifMatch;

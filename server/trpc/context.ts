@@ -1,10 +1,9 @@
 import type { Caller } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
+import type { Preconditions } from '../lib/preconditions.ts';
 
-export interface Preconditions {
-  /** Entity tags from `If-Match`; `['*']` matches any existing resource. */
-  ifMatch?: string[];
-}
+// Services import it from here today; it lives in lib/ so lib/ never imports trpc/.
+export type { Preconditions };
 
 export interface Context {
   db: Db;

@@ -1,0 +1,106 @@
+/**
+ * Issue 8, item 3 (CONTRACT section 4): the ETag a read sends is the tag a conditional write
+ * checks, computed once (server/lib/etag.ts); the order of a representation's fields, in the
+ * output schema or in the service's builder, cannot make them disagree.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Db } from '../../server/db/client.ts';
+import { handleError } from '../../server/http/problem-reply.ts';
+import { registerRestRoutes } from '../../server/http/rest-adapter.ts';
+import { entityTag } from '../../server/lib/etag.ts';
+import { assertIfMatch } from '../../server/lib/preconditions.ts';
+import { publicProcedure, router } from '../../server/trpc/trpc.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { createOrderScene, draftOrder, putOrder, readOrder } from '../helpers/orders.ts';
+import { expectProblem } from '../helpers/problems.ts';
+
+/** The same value with every object's keys in reverse order, at every depth. */
+function reversedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reversedKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).reverse().map(([key, member]) => [key, reversedKeys(member)]));
+}
+
+describe('an order read with its ETag can be written back with it as If-Match', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('the ETag is the tag of the body, whatever order its keys are in', async () => {
+    const draft = await draftOrder(t, await createOrderScene(t));
+    const { order, etag } = await readOrder(t, draft.id);
+    expect(etag).toBe(entityTag(order));
+    expect(etag).toBe(entityTag(reversedKeys(order)));
+  });
+
+  it('PUT with the ETag as If-Match succeeds; a stale one is 412 naming the tag a GET sends', async () => {
+    const scene = await createOrderScene(t);
+    const draft = await draftOrder(t, scene);
+    const before = await readOrder(t, draft.id);
+    const put = await putOrder(t, draft.id, { items: [{ product_id: scene.mug.id, quantity: 3 }], address: '2 Elm St' }, scene.alice.token, {
+      'if-match': before.etag,
+    });
+    expect(put.statusCode, put.body).toBe(200);
+    expect(put.headers.etag).not.toBe(before.etag);
+
+    const stale = await putOrder(t, draft.id, { items: [{ product_id: scene.mug.id, quantity: 1 }] }, scene.alice.token, { 'if-match': before.etag });
+    const problem = expectProblem(stale, 412, 'precondition-failed');
+    const after = await readOrder(t, draft.id);
+    expect(problem.current_etag).toBe(after.etag);
+    expect(after.etag).toBe(put.headers.etag);
+  });
+});
+
+describe('an output schema whose fields are ordered unlike the service representation', () => {
+  // The service builds `{ b, id, a }`; the output schema (and so the body) says `{ id, a, b }`.
+  const Thing = z.object({ id: z.int(), a: z.string(), b: z.string() });
+  let stored = { a: 'one', b: 'two' };
+  const representation = () => ({ b: stored.b, id: 1, a: stored.a });
+  const things = router({
+    get: publicProcedure
+      .meta({ openapi: { method: 'GET', path: '/things/{id}' }, rest: { kind: 'item' } })
+      .input(z.object({ id: z.int() }))
+      .output(Thing)
+      .query(() => representation()),
+    replace: publicProcedure
+      .meta({ openapi: { method: 'PUT', path: '/things/{id}' }, rest: { kind: 'item' } })
+      .input(Thing)
+      .output(Thing)
+      .mutation(({ ctx, input }) => {
+        assertIfMatch(ctx.preconditions, representation());
+        stored = { a: input.a, b: input.b };
+        return representation();
+      }),
+  });
+
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    app = Fastify();
+    app.decorateRequest('caller', null);
+    app.setErrorHandler((error, request, reply) => handleError(error, request, reply));
+    // Procedures that never touch the database.
+    registerRestRoutes(app, { router: things, db: {} as Db });
+    await app.ready();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('still passes If-Match with the ETag the read sent', async () => {
+    const read = await app.inject({ method: 'GET', url: '/api/v1/things/1' });
+    expect(read.statusCode, read.body).toBe(200);
+    expect(Object.keys(read.json<object>())).toEqual(['id', 'a', 'b']);
+    const etag = String(read.headers.etag);
+
+    const write = await app.inject({ method: 'PUT', url: '/api/v1/things/1', headers: { 'if-match': etag }, payload: { id: 1, a: 'uno', b: 'dos' } });
+    expect(write.statusCode, write.body).toBe(200);
+    const again = await app.inject({ method: 'PUT', url: '/api/v1/things/1', headers: { 'if-match': etag }, payload: { id: 1, a: 'x', b: 'y' } });
+    expect(again.statusCode).toBe(412);
+  });
+});
