@@ -8,7 +8,8 @@ import fc from 'fast-check';
 import type { HTTPMethods, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { productInput } from '../helpers/products.ts';
+import { createOrder } from '../helpers/orders.ts';
+import { createProduct, productInput } from '../helpers/products.ts';
 import { userInput } from '../helpers/users.ts';
 
 let t: TestApp;
@@ -17,12 +18,10 @@ let userId: number;
 let orderId: number;
 beforeAll(async () => {
   t = await createTestApp();
-  const product = await t.request({ method: 'POST', url: '/api/v1/products', payload: productInput(), token: t.admin.token });
-  productId = product.json<{ id: number }>().id;
+  productId = (await createProduct(t)).id;
   const customer = await t.createUser();
   userId = customer.id;
-  const order = await t.request({ method: 'POST', url: '/api/v1/orders', payload: { items: [{ product_id: productId, quantity: 1 }] }, token: customer.token });
-  orderId = order.json<{ id: number }>().id;
+  orderId = (await createOrder(t, { items: [{ product_id: productId, quantity: 1 }] }, customer.token)).id;
 });
 afterAll(async () => {
   await t?.close();

@@ -9,7 +9,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestUser } from '../helpers/app.ts';
-import { productInput } from '../helpers/products.ts';
+import { createOrder as createOrderAs, type OrderBody, type OrderInputBody } from '../helpers/orders.ts';
+import { createProduct as createProductAs, productInput, type ProductBody } from '../helpers/products.ts';
 import { userInput } from '../helpers/users.ts';
 
 type JsonSchema = Record<string, unknown>;
@@ -147,11 +148,7 @@ interface Representation extends Record<string, unknown> {
   id: number;
 }
 
-async function createProduct(): Promise<Representation> {
-  const res = await t.request({ method: 'POST', url: '/api/v1/products', payload: productInput(), token: t.admin.token });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json<Representation>();
-}
+const createProduct = (): Promise<ProductBody> => createProductAs(t);
 
 async function read(url: string, token?: string): Promise<Representation> {
   const res = await t.request({ method: 'GET', url, token });
@@ -164,16 +161,10 @@ function withoutId(representation: Representation): Record<string, unknown> {
   return Object.fromEntries(Object.entries(representation).filter(([key]) => key !== 'id'));
 }
 
-async function createOrder(customer: TestUser, overrides: Record<string, unknown> = {}): Promise<Representation> {
+/** A draft of `customer`'s with one item of a new product; `changes` may break the body on purpose. */
+async function createOrder(customer: TestUser, changes: Partial<OrderInputBody> = {}): Promise<OrderBody> {
   const product = await createProduct();
-  const res = await t.request({
-    method: 'POST',
-    url: '/api/v1/orders',
-    payload: { items: [{ product_id: product.id, quantity: 1 }], address: '1 Main Street', ...overrides },
-    token: customer.token,
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json<Representation>();
+  return createOrderAs(t, { items: [{ product_id: product.id, quantity: 1 }], address: '1 Main Street', ...changes }, customer.token);
 }
 
 const UNKNOWN_ID = 999_999;

@@ -13,7 +13,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
-import { productInput } from '../helpers/products.ts';
+import { createProduct } from '../helpers/products.ts';
 
 const ORDERS = '/api/v1/orders';
 const STATUSES = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled'] as const;
@@ -29,13 +29,10 @@ beforeAll(async () => {
   t = await createTestApp();
   owner = await t.createUser('customer');
   for (const price of [1999, 550, 0]) {
-    const res = await t.request({ method: 'POST', url: '/api/v1/products', payload: productInput({ price, stock: 100_000_000 }), token: t.admin.token });
-    expect(res.statusCode).toBe(201);
-    productIds.push(res.json<{ id: number }>().id);
+    productIds.push((await createProduct(t, { price, stock: 100_000_000 })).id);
   }
   // An archived product: naming it in a new item must be refused.
-  const archived = await t.request({ method: 'POST', url: '/api/v1/products', payload: productInput(), token: t.admin.token });
-  const archivedId = archived.json<{ id: number }>().id;
+  const archivedId = (await createProduct(t)).id;
   expect((await t.request({ method: 'DELETE', url: `/api/v1/products/${archivedId}`, token: t.admin.token })).statusCode).toBe(204);
   productIds = [...productIds, archivedId];
 });
