@@ -4,6 +4,7 @@ import { SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS, TokenService } from '../../server/auth/tokens.ts';
 import { createTestApp, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
+import { expectProblem } from '../helpers/problems.ts';
 import { productInput } from '../helpers/products.ts';
 
 let t: TestApp;
@@ -54,12 +55,10 @@ function unsignedToken(claims: JWTPayload): string {
   return `${part({ alg: 'none', typ: 'JWT' })}.${part(claims)}.`;
 }
 
+/** A 401 problem with a Bearer challenge (CONTRACT section 7). */
 function expectUnauthorized(res: LightMyRequestResponse): void {
-  expect(res.statusCode).toBe(401);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.headers['cache-control']).toBe('no-store');
+  expectProblem(res, 401, 'unauthorized');
   expect(res.headers['www-authenticate']).toMatch(/^Bearer\b/);
-  expect(res.json()).toMatchObject({ type: '/problems/unauthorized', status: 401 });
 }
 
 function expectInvalidToken(res: LightMyRequestResponse): void {
