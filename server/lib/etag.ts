@@ -27,9 +27,20 @@ export function entityTag(representation: unknown): string {
   return `"${hash('sha1', canonicalJson(representation), 'base64url')}"`;
 }
 
-/** Parses an `If-Match` / `If-None-Match` list; `*` stays `*`. Weak tags keep their `W/` prefix. */
+/** RFC 9110 8.8.3: `entity-tag = [ W/ ] DQUOTE *etagc DQUOTE`; etagc excludes `"`, space and controls. */
+const TAG = String.raw`(?:W\/)?"[\x21\x23-\x7e\x80-\uffff]*"`;
+const TAG_LIST = new RegExp(`^${TAG}(?:[ \t]*,[ \t]*${TAG})*$`);
+const TAGS = new RegExp(TAG, 'g');
+
+/**
+ * Parses an `If-Match` / `If-None-Match` value (RFC 9110 13.1.1/13.1.2): `*` alone, or a comma
+ * list of entity tags (weak ones keep their `W/` prefix). Anything else, a `*` inside a list or
+ * beside other text included, is no valid tag list: it matches nothing (`[]`), so a malformed
+ * `If-Match` fails its precondition (412) instead of acting as `*`.
+ */
 export function parseEntityTags(header: string | undefined): string[] | undefined {
   if (header === undefined) return undefined;
-  const tags = header.match(/\*|(?:W\/)?"[^"]*"/g);
-  return tags ?? [];
+  const value = header.trim();
+  if (value === '*') return ['*'];
+  return TAG_LIST.test(value) ? (value.match(TAGS) ?? []) : [];
 }
