@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { METHODS } from 'node:http';
 import { readFileSync } from 'node:fs';
 import cors from '@fastify/cors';
-import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import type { Caller, TokenService } from './auth/tokens.ts';
+import type { TokenService } from './auth/tokens.ts';
 import type { Database } from './db/client.ts';
-import { DomainError, loggedCause } from './errors/problems.ts';
+import { DomainError } from './errors/problems.ts';
 import { registerDocs } from './http/docs.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { answerClientError } from './http/client-errors.ts';
@@ -14,10 +13,8 @@ import { registerJsonParser } from './http/json-body.ts';
 import { handleError, sendProblem } from './http/problem-reply.ts';
 import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './http/rate-limit.ts';
 import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter.ts';
-import { parseEntityTags } from './lib/etag.ts';
-import { appRouter, type AppRouter } from './router.ts';
-import { createContextInner, type Context } from './trpc/context.ts';
-import { toDomainError } from './errors/to-domain-error.ts';
+import { registerTrpcEndpoint } from './http/trpc-endpoint.ts';
+import { appRouter } from './router.ts';
 
 export interface AppOptions {
   database: Database;
@@ -37,10 +34,6 @@ export interface AppOptions {
 }
 
 declare module 'fastify' {
-  interface FastifyRequest {
-    /** The verified caller (null: anonymous), set before routing on API and tRPC requests. */
-    caller: Caller | null;
-  }
   interface FastifyContextConfig {
     /** JSON API route: content negotiation applies. */
     api?: boolean;
@@ -208,27 +201,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   await registerDocs(app);
 
-  // The typed client's door: same procedures, same auth, problems in the error `data`.
-  await app.register(fastifyTRPCPlugin, {
-    prefix: '/trpc',
-    trpcOptions: {
-      router: appRouter,
-      allowMethodOverride: false,
-      // The typed client sends at most 50 calls a request (its `maxItems`); others get a 400.
-      maxBatchSize: MAX_TRPC_BATCH,
-      createContext: async ({ req }): Promise<Context> => {
-        const ifMatch = parseEntityTags(req.headers['if-match']);
-        return createContextInner({ db: database.db, caller: req.caller, requestId: String(req.id), preconditions: ifMatch ? { ifMatch } : {} });
-      },
-      // The headers a problem carries (Retry-After, WWW-Authenticate, Allow...) as on REST; errors are never cached.
-      responseMeta: ({ errors }) =>
-        errors.length === 0 ? {} : { headers: Object.assign({ 'cache-control': 'no-store' }, ...errors.map((error) => toDomainError(error).headers)) },
-      onError: ({ error, req }) => {
-        // The underlying error (message, code, stack), not the generic problem the client gets.
-        if (error.code === 'INTERNAL_SERVER_ERROR') app.log.error({ err: loggedCause(error.cause ?? error), reqId: req.id }, 'trpc call failed');
-      },
-    } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
-  });
+  // The typed client's door: same procedures and context as REST, problems in the error `data`.
+  // The typed client sends at most 50 calls a request (its `maxItems`); more than MAX_TRPC_BATCH get a 400.
+  await registerTrpcEndpoint(app, { router: appRouter, db: database.db, maxBatchSize: MAX_TRPC_BATCH });
 
   return app;
 }

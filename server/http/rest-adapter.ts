@@ -11,7 +11,7 @@ import type { Db } from '../db/client.ts';
 import { DomainError } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import { entityTag, parseEntityTags } from '../lib/etag.ts';
-import { createContextInner } from '../trpc/context.ts';
+import { createContext } from '../trpc/context.ts';
 import type { Meta, RestMeta } from '../trpc/trpc.ts';
 
 import { API_PREFIX } from './paths.ts';
@@ -193,10 +193,8 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
     const cacheControl = isRead ? CACHE_CONTROL[route.rest.cache ?? 'private'] : 'no-store';
 
     return async (request: FastifyRequest, reply: FastifyReply) => {
-      const caller = request.caller;
       const input = buildInput(route, request);
-      const ifMatch = parseEntityTags(request.headers['if-match']);
-      const ctx = createContextInner({ db, caller, requestId: String(request.id), preconditions: ifMatch ? { ifMatch } : {} });
+      const ctx = createContext(request, { db });
       let output: unknown;
       try {
         output = await route.procedure({
@@ -208,6 +206,8 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
           batchIndex: 0,
         });
       } catch (error) {
+        // The bag's headers go on every answer, as on /trpc; the problem's own headers come after.
+        reply.headers(ctx.response.headers);
         const domain = toDomainError(error);
         // A path parameter that is an integer but out of range names no resource.
         if (domain.slug === 'validation-error' && domain.errors?.some((e) => route.pathParams.has(e.field))) {
@@ -216,6 +216,8 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
         throw domain;
       }
 
+      // What the procedure layer asked for first, so the facade's own headers have the last word.
+      reply.headers(ctx.response.headers);
       reply.code(successStatus).header('cache-control', cacheControl);
       if (successStatus === 204) return reply.send();
       if (route.rest.location) reply.header('location', API_PREFIX + fillTemplate(route.rest.location, output));

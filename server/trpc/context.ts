@@ -1,33 +1,81 @@
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import { pino } from 'pino';
 import type { Caller } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
+import { parseEntityTags } from '../lib/etag.ts';
 import type { Preconditions } from '../lib/preconditions.ts';
 
 // Services import it from here today; it lives in lib/ so lib/ never imports trpc/.
 export type { Preconditions };
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified caller (null: anonymous), set before routing on API and tRPC requests (server/app.ts). */
+    caller: Caller | null;
+  }
+}
+
+/**
+ * What the procedure layer adds to the answer, whichever door carries it: the REST facade copies
+ * the headers onto its reply, `/trpc` sends them through `responseMeta`. A middleware fills it
+ * once and both doors answer alike.
+ */
+export interface ResponseBag {
+  headers: Record<string, string>;
+}
+
 export interface Context {
   db: Db;
   caller: Caller | null;
   requestId: string;
+  /** The request's logger: its lines carry the request id. */
+  log: FastifyBaseLogger;
   preconditions: Preconditions;
+  response: ResponseBag;
 }
 
 export interface ContextInnerOptions {
   db: Db;
   caller?: Caller | null;
   requestId?: string;
+  log?: FastifyBaseLogger;
   preconditions?: Preconditions;
 }
 
+/** Calls without a request (tests, scripts) log nothing unless given a logger. */
+const silentLogger: FastifyBaseLogger = pino({ enabled: false });
+
 /**
  * Builds a context from plain values: tests and scripts call procedures with it through
- * `createCaller`, no HTTP involved. The HTTP doors build theirs from the request.
+ * `createCaller`, no HTTP involved. The HTTP doors build theirs with `createContext`.
  */
 export function createContextInner(options: ContextInnerOptions): Context {
   return {
     db: options.db,
     caller: options.caller ?? null,
     requestId: options.requestId ?? 'local',
+    log: options.log ?? silentLogger,
     preconditions: options.preconditions ?? {},
+    response: { headers: {} },
   };
+}
+
+/** What a context needs besides the request. */
+export interface ContextDeps {
+  db: Db;
+}
+
+/**
+ * The one mapping from an HTTP request to a context, for the REST facade and `/trpc` alike, so
+ * what a procedure sees cannot depend on the door it was called through.
+ */
+export function createContext(request: FastifyRequest, deps: ContextDeps): Context {
+  const ifMatch = parseEntityTags(request.headers['if-match']);
+  return createContextInner({
+    db: deps.db,
+    caller: request.caller,
+    requestId: String(request.id),
+    log: request.log,
+    preconditions: ifMatch ? { ifMatch } : {},
+  });
 }

@@ -1,0 +1,41 @@
+/**
+ * The typed client's door, `/trpc`: the same procedures as the REST facade, with the same
+ * context (`createContext`), the same auth, and problems in the error `data`.
+ */
+import type { AnyRouter } from '@trpc/server';
+import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
+import type { FastifyInstance } from 'fastify';
+import type { Db } from '../db/client.ts';
+import { loggedCause } from '../errors/problems.ts';
+import { toDomainError } from '../errors/to-domain-error.ts';
+import { createContext, type Context } from '../trpc/context.ts';
+
+export interface TrpcEndpointOptions {
+  router: AnyRouter;
+  db: Db;
+  /** The most calls one request may carry; more is a 400. */
+  maxBatchSize: number;
+}
+
+export async function registerTrpcEndpoint(app: FastifyInstance, options: TrpcEndpointOptions): Promise<void> {
+  const { db } = options;
+  const trpcOptions: FastifyTRPCPluginOptions<AnyRouter>['trpcOptions'] = {
+    router: options.router,
+    allowMethodOverride: false,
+    maxBatchSize: options.maxBatchSize,
+    createContext: ({ req }): Context => createContext(req, { db }),
+    // What the procedures put in the response bag, as on REST. A problem's own headers (Retry-After,
+    // WWW-Authenticate, Allow...) as on REST too; errors are never cached, whatever the bag says.
+    responseMeta: ({ ctx, errors }) => {
+      // `ctx` is what createContext above returned (undefined when it threw).
+      const bag = (ctx as Context | undefined)?.response.headers ?? {};
+      if (errors.length === 0) return { headers: { ...bag } };
+      return { headers: Object.assign({ ...bag }, { 'cache-control': 'no-store' }, ...errors.map((error) => toDomainError(error).headers)) };
+    },
+    onError: ({ error, req }) => {
+      // The underlying error (message, code, stack), not the generic problem the client gets.
+      if (error.code === 'INTERNAL_SERVER_ERROR') app.log.error({ err: loggedCause(error.cause ?? error), reqId: req.id }, 'trpc call failed');
+    },
+  };
+  await app.register(fastifyTRPCPlugin, { prefix: '/trpc', trpcOptions });
+}
