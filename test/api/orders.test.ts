@@ -23,13 +23,14 @@ import {
   readOrder,
   stockOf as storedStock,
   type OrderBody,
+  type OrderInputBody,
   type DraftOptions,
   type OrderListBody,
   type OrderScene,
   type OrderStatus as Status,
 } from '../helpers/orders.ts';
 import { expectProblem } from '../helpers/problems.ts';
-import { createProduct, productInput, type ProductBody, type ProductInputBody } from '../helpers/products.ts';
+import { createProduct, productInput, writableProduct, type ProductBody, type ProductInputBody } from '../helpers/products.ts';
 
 const PRIVATE = 'private, max-age=0, must-revalidate';
 
@@ -637,7 +638,7 @@ describe('Stock is bounded (0-1,000,000,000) so releasing reserved stock never o
 
   async function setStock(productId: number, stock: number): Promise<LightMyRequestResponse> {
     const current = await t.request({ method: 'GET', url: `/api/v1/products/${productId}` });
-    return t.request({ method: 'PUT', url: `/api/v1/products/${productId}`, payload: { ...current.json<Record<string, unknown>>(), stock }, token: t.admin.token });
+    return t.request({ method: 'PUT', url: `/api/v1/products/${productId}`, payload: { ...writableProduct(current.json<ProductBody>()), stock }, token: t.admin.token });
   }
 
   it('PUT with stock at the integer maximum is 422 naming stock (regression: accepted, then cancel overflowed with 500)', async () => {
@@ -928,7 +929,7 @@ describe('the address is one line of text: control characters and lone surrogate
 });
 
 describe('an order names an existing customer: an unknown caller is 401, an unknown customer_id 422 (never a 500)', () => {
-  const trpcCreate = (input: Record<string, unknown>, token: string) =>
+  const trpcCreate = (input: OrderInputBody, token: string) =>
     t.request({ method: 'POST', url: '/trpc/orders.create', payload: input, token });
 
   /** A customer who existed when the token was minted and has since been deleted. */

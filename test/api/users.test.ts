@@ -11,7 +11,7 @@ import { orders, users } from '../../server/db/schema.ts';
 import { createTestApp, TEST_JWT, TEST_PASSWORD, type TestApp, type TestUser } from '../helpers/app.ts';
 import { alter } from '../helpers/bodies.ts';
 import { expectProblem } from '../helpers/problems.ts';
-import { registerUser, userInput, type UserBody, type UserInputBody, type UserListBody } from '../helpers/users.ts';
+import { registerUser, userInput, type UserBody, type UserInputBody, type UserListBody, type UserReplaceBody } from '../helpers/users.ts';
 
 let t: TestApp;
 let dataDir: string;
@@ -605,7 +605,7 @@ describe('DELETE /users/{id}: 204, repeated 404; a user with orders cannot be de
 });
 
 describe('changing your own email or password takes current_password (an admin resetting another user does not)', () => {
-  const putSelf = (user: TestUser, body: Record<string, unknown>, token = user.token) =>
+  const putSelf = (user: TestUser, body: Partial<UserReplaceBody>, token = user.token) =>
     t.request({ method: 'PUT', url: `/api/v1/users/${user.id}`, payload: { email: user.email, name: user.name, ...body }, token });
 
   it('a password change without current_password is 422 naming it, and the hash is kept (regression: a token alone sufficed)', async () => {
