@@ -45,11 +45,13 @@ export const holdsStock = (status: OrderStatus): boolean => status === 'confirme
 /** The `active` listing filter. */
 export const ACTIVE_STATUSES: readonly OrderStatus[] = ['confirmed', 'paid', 'shipped', 'delivered'];
 
-const ALIASES: Record<string, OrderStatus> = { created: 'draft' };
+/** Every word a status input may be, lower-cased: the statuses and the upper-case schema's `CREATED`. */
+const STATUS_BY_WORD: ReadonlyMap<string, OrderStatus> = new Map([...ORDER_STATUSES.map((status) => [status, status] as const), ['created', 'draft']]);
 
-/** Any case, and the upper-case schema's names (`CREATED` = draft). Undefined when unknown. */
+/**
+ * Any case, and the upper-case schema's names (`CREATED` = draft). Undefined when unknown; a Map,
+ * so inherited names (`constructor`, `__proto__`) are no status.
+ */
 export function normalizeStatus(value: string): OrderStatus | undefined {
-  const lower = value.trim().toLowerCase();
-  if ((ORDER_STATUSES as readonly string[]).includes(lower)) return lower as OrderStatus;
-  return ALIASES[lower];
+  return STATUS_BY_WORD.get(value.trim().toLowerCase());
 }
