@@ -11,6 +11,9 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
     .headers(error.headers)
     .header('content-type', PROBLEM_JSON)
     .header('cache-control', 'no-store')
+    // Also here: router refusals (an undecodable URL) answer before the onRequest hook sets it.
+    .header('x-request-id', String(request.id))
+    .header('x-content-type-options', 'nosniff')
     .send(JSON.stringify(body));
 }
 

@@ -26,8 +26,8 @@ export function expectProblem(res: LightMyRequestResponse, status: number, slug:
   expect(problem.title).toEqual(expect.stringMatching(/./));
   expect(problem.detail).toEqual(expect.stringMatching(/./));
   expect(problem.request_id).toEqual(expect.stringMatching(/./));
-  // A URL that cannot be decoded is refused before the hook that sets X-Request-Id runs.
-  if (res.headers['x-request-id'] !== undefined) expect(problem.request_id).toBe(res.headers['x-request-id']);
+  // CONTRACT section 6: `request_id` echoes the X-Request-Id response header, on every problem.
+  expect(problem.request_id).toBe(res.headers['x-request-id']);
   if (expected.instance !== undefined) expect(problem.instance).toBe(expected.instance);
   if (expected.fields) expect((problem.errors ?? []).map((e) => e.field)).toEqual(expect.arrayContaining(expected.fields));
   return problem;
