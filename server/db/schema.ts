@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, pgTable, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, jsonb, pgTable, primaryKey, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 const timestamps = {
   createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
@@ -82,6 +82,9 @@ export const orderItems = pgTable(
   (t) => [index('order_items_order_idx').on(t.orderId)],
 );
 
+export const PAYMENT_METHODS = ['card', 'bank_transfer', 'wallet'] as const;
+export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+
 export const payments = pgTable(
   'payments',
   {
@@ -89,11 +92,64 @@ export const payments = pgTable(
     orderId: integer('order_id')
       .notNull()
       .references(() => orders.id),
-    amount: integer('amount').notNull(),
+    // An order total can reach 100 lines x 10,000 units x 1,000,000,000 minor units: beyond integer.
+    amount: bigint('amount', { mode: 'number' }).notNull(),
     currency: text('currency').notNull(),
-    method: text('method').notNull(),
-    status: text('status').notNull().default('captured'),
+    method: text('method').$type<PaymentMethod>().notNull(),
+    status: text('status').$type<'captured'>().notNull().default('captured'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
   },
-  (t) => [index('payments_order_idx').on(t.orderId)],
+  (t) => [
+    index('payments_order_idx').on(t.orderId),
+    // Money is exactly-once: the database itself refuses a second captured payment of an order.
+    uniqueIndex('payments_one_captured_per_order').on(t.orderId).where(sql`${t.status} = 'captured'`),
+  ],
+);
+
+export const FULFILLMENT_STATUSES = ['requested', 'shipped'] as const;
+export type FulfillmentStatus = (typeof FULFILLMENT_STATUSES)[number];
+
+export const fulfillments = pgTable(
+  'fulfillments',
+  {
+    id: serial('id').primaryKey(),
+    orderId: integer('order_id')
+      .notNull()
+      .references(() => orders.id, { onDelete: 'cascade' }),
+    status: text('status').$type<FulfillmentStatus>().notNull(),
+    carrier: text('carrier'),
+    trackingNumber: text('tracking_number'),
+    ...timestamps,
+  },
+  (t) => [
+    index('fulfillments_order_idx').on(t.orderId),
+    // At most one open (requested) fulfillment per order, whatever races.
+    uniqueIndex('fulfillments_one_open_per_order').on(t.orderId).where(sql`${t.status} = 'requested'`),
+  ],
+);
+
+/**
+ * Idempotency keys (CONTRACT section 8): one row per (caller scope, key), written in the same
+ * transaction as the operation it guards, so a crash leaves both or neither. A concurrent request
+ * with the same key waits on this row's lock until the first commits (then replays) or rolls back
+ * (then runs itself).
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    /** Whose key: the caller's `sub`, or the client address for anonymous calls. */
+    scope: text('scope').notNull(),
+    key: text('key').notNull(),
+    /** The procedure it was used with (`payments.create`). */
+    operation: text('operation').notNull(),
+    /** Hash of the canonical input; another input with the same key is 422. */
+    fingerprint: text('fingerprint').notNull(),
+    responseStatus: integer('response_status').notNull(),
+    responseBody: text('response_body').notNull(),
+    /** The headers that matter for a replay (`Location`, `ETag`). */
+    responseHeaders: jsonb('response_headers').$type<Record<string, string>>().notNull().default({}),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.key] }), index('idempotency_keys_expires_idx').on(t.expiresAt)],
 );
