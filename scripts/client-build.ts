@@ -7,11 +7,10 @@
  */
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import type { AnyProcedure, AnyRouter } from '@trpc/server';
 import ts from 'typescript';
-import { API_PREFIX } from '../server/http/paths.ts';
+import { API_PREFIX } from '../server/lib/api-paths.ts';
+import { restRoutes } from '../server/http/rest-routes.ts';
 import { appRouter } from '../server/router.ts';
-import type { Meta } from '../server/trpc/trpc.ts';
 import { checkRouterTypes, generatedRouterFile, generateRouterTypes } from './client-router-types.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -21,12 +20,11 @@ export const distDir = join(sdkDir, 'dist');
 /** Bare specifiers the published files may import. */
 const allowedImports = [/^@trpc\/client$/, /^@trpc\/server(\/observable)?$/];
 
+/** Each procedure the REST facade serves, with its summary and route, for the client's doc comments. */
 function procedureDocs(): Map<string, { summary?: string; route?: string }> {
   const docs = new Map<string, { summary?: string; route?: string }>();
-  const router: AnyRouter = appRouter;
-  for (const [path, procedure] of Object.entries(router._def.procedures as Record<string, AnyProcedure>)) {
-    const openapi = (procedure._def.meta as Meta | undefined)?.openapi;
-    if (openapi) docs.set(path, { summary: openapi.summary, route: `${openapi.method} ${API_PREFIX}${openapi.path}` });
+  for (const route of restRoutes(appRouter)) {
+    docs.set(route.procedurePath, { summary: route.summary, route: `${route.method} ${API_PREFIX}${route.path}` });
   }
   return docs;
 }

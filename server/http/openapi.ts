@@ -7,8 +7,8 @@
 import type { AnyRouter } from '@trpc/server';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { problemTypes, type ProblemSlug } from '../errors/problems.ts';
-import { API_PREFIX } from './paths.ts';
-import { collectRestRoutes } from './rest-adapter.ts';
+import { API_PREFIX } from '../lib/api-paths.ts';
+import { restRoutes } from './rest-routes.ts';
 
 type Json = Record<string, unknown>;
 
@@ -42,7 +42,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
   });
 
   const doc = document as unknown as Json & { paths: Record<string, Record<string, unknown>>; components: Json };
-  for (const route of collectRestRoutes(router)) {
+  for (const route of restRoutes(router)) {
     const operation = doc.paths[route.path]?.[route.method.toLowerCase()] as Json | undefined;
     if (!operation) continue;
     const generated = (operation.responses ?? {}) as Record<string, Json>;

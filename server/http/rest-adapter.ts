@@ -1,20 +1,20 @@
 /**
- * The REST facade: one Fastify route per procedure, built once at start from `meta.openapi`
- * (method, path) and `meta.rest` (status, caching, Location). It holds no business logic: it
- * turns a request into procedure input, calls the procedure, and turns the output into a
- * response with the right status and headers.
+ * The REST facade's handler: one Fastify route per entry of the route table (rest-routes.ts). It
+ * holds no business logic: it turns a request into procedure input, calls the procedure through
+ * the router's public caller with the context /trpc gets too, and turns the output into a
+ * response with the right status and headers (conditional-requests.ts for ETag and 304).
  */
-import type { AnyProcedure, AnyRouter } from '@trpc/server';
+import type { AnyRouter } from '@trpc/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import type { z } from 'zod';
 import type { Db } from '../db/client.ts';
 import { DomainError } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
-import { entityTag, parseEntityTags } from '../lib/etag.ts';
 import { createContext } from '../trpc/context.ts';
-import type { Meta, RestMeta } from '../trpc/trpc.ts';
+import { createCallerFactory, type RestMeta } from '../trpc/trpc.ts';
+import { notModified, sendValidators } from './conditional-requests.ts';
+import { API_PREFIX } from '../lib/api-paths.ts';
+import { restRoutes, type ParamKind, type RestRoute } from './rest-routes.ts';
 
-import { API_PREFIX } from './paths.ts';
 const PREFIXES = [API_PREFIX, '/api'];
 
 const CACHE_CONTROL: Record<NonNullable<RestMeta['cache']>, string> = {
@@ -23,77 +23,21 @@ const CACHE_CONTROL: Record<NonNullable<RestMeta['cache']>, string> = {
   'no-store': 'no-store',
 };
 
-type ParamKind = 'int' | 'string';
-
-interface RestRoute {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** OpenAPI form: `/products/{id}`. */
-  path: string;
-  procedurePath: string;
-  procedure: AnyProcedure;
-  rest: RestMeta;
-  pathParams: Map<string, ParamKind>;
-  queryParams: Map<string, ParamKind>;
-  /** True when the input has fields that come from a JSON body. */
-  hasBody: boolean;
-  contentTypes: string[];
-  /** Needs a token (trpc-to-openapi's `protect`, default true). */
-  protect: boolean;
-}
-
 export interface RestAdapterOptions {
   router: AnyRouter;
   db: Db;
 }
 
-/** The base type of a Zod schema once optional/default/nullable wrappers are peeled off. */
-function paramKind(schema: z.ZodType): ParamKind {
-  let def = schema._zod.def as { type: string; innerType?: z.ZodType };
-  while (def.innerType && ['optional', 'default', 'nullable', 'prefault', 'readonly'].includes(def.type)) {
-    def = def.innerType._zod.def as typeof def;
-  }
-  return def.type === 'number' ? 'int' : 'string';
-}
+type CallProcedure = (input: unknown) => Promise<unknown>;
 
-function inputShape(procedure: AnyProcedure): Record<string, z.ZodType> {
-  const inputs = (procedure._def as { inputs?: unknown[] }).inputs ?? [];
-  const shape: Record<string, z.ZodType> = {};
-  for (const input of inputs) {
-    Object.assign(shape, (input as { shape?: Record<string, z.ZodType> }).shape ?? {});
-  }
-  return shape;
-}
-
-export function collectRestRoutes(router: AnyRouter): RestRoute[] {
-  const routes: RestRoute[] = [];
-  const procedures = router._def.procedures as Record<string, AnyProcedure>;
-  for (const [procedurePath, procedure] of Object.entries(procedures)) {
-    const meta = procedure._def.meta as Meta | undefined;
-    const openapi = meta?.openapi;
-    if (!openapi || openapi.enabled === false) continue;
-    const names = [...openapi.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
-    const shape = inputShape(procedure);
-    const pathParams = new Map<string, ParamKind>();
-    const queryParams = new Map<string, ParamKind>();
-    for (const [key, schema] of Object.entries(shape)) {
-      if (names.includes(key)) pathParams.set(key, paramKind(schema));
-      else queryParams.set(key, paramKind(schema));
-    }
-    const bodyMethod = openapi.method === 'POST' || openapi.method === 'PUT' || openapi.method === 'PATCH';
-    routes.push({
-      method: openapi.method,
-      path: openapi.path,
-      procedurePath,
-      procedure,
-      rest: meta.rest ?? {},
-      pathParams,
-      queryParams: bodyMethod ? new Map() : queryParams,
-      hasBody: bodyMethod && (queryParams.size > 0 || meta.rest?.patch === true),
-      contentTypes: openapi.contentTypes ?? ['application/json'],
-      protect: openapi.protect !== false,
-    });
-  }
-  return routes;
+/**
+ * The procedure at a dotted path on a caller from `createCaller(ctx)`: the caller is a proxy
+ * in which every name leads one level down and the last one calls, as `caller.products.get(input)`.
+ */
+function procedureAt(caller: object, path: string): CallProcedure {
+  let node: unknown = caller;
+  for (const name of path.split('.')) node = (node as Record<string, unknown>)[name];
+  return node as CallProcedure;
 }
 
 function badParam(field: string, message: string): DomainError {
@@ -167,27 +111,12 @@ function linkHeader(request: FastifyRequest, output: { page: number; limit: numb
   return links.length > 0 ? links.join(', ') : undefined;
 }
 
-/** RFC 9110 13.1.2/13.1.3: If-None-Match wins; If-Modified-Since only without it. */
-function notModified(request: FastifyRequest, etag: string, lastModified: Date | undefined): boolean {
-  const ifNoneMatch = parseEntityTags(request.headers['if-none-match']);
-  if (ifNoneMatch !== undefined) {
-    const bare = etag.replace(/^W\//, '');
-    return ifNoneMatch.some((tag) => tag === '*' || tag.replace(/^W\//, '') === bare);
-  }
-  const since = request.headers['if-modified-since'];
-  if (since !== undefined && lastModified !== undefined) {
-    const sinceMs = Date.parse(since);
-    return !Number.isNaN(sinceMs) && Math.floor(lastModified.getTime() / 1000) * 1000 <= sinceMs;
-  }
-  return false;
-}
-
-export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOptions): RestRoute[] {
-  const routes = collectRestRoutes(options.router);
+export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOptions): void {
+  const routes = restRoutes(options.router);
   const { db } = options;
+  const createCaller = createCallerFactory(options.router);
 
   const handlerFor = (route: RestRoute) => {
-    const type = route.method === 'GET' ? 'query' : 'mutation';
     const isRead = route.method === 'GET';
     const successStatus = route.rest.status ?? 200;
     const cacheControl = isRead ? CACHE_CONTROL[route.rest.cache ?? 'private'] : 'no-store';
@@ -197,14 +126,7 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
       const ctx = createContext(request, { db });
       let output: unknown;
       try {
-        output = await route.procedure({
-          ctx,
-          getRawInput: async () => input,
-          path: route.procedurePath,
-          type,
-          signal: undefined,
-          batchIndex: 0,
-        });
+        output = await procedureAt(createCaller(ctx), route.procedurePath)(input);
       } catch (error) {
         // The bag's headers go on every answer, as on /trpc; the problem's own headers come after.
         reply.headers(ctx.response.headers);
@@ -222,20 +144,14 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
       if (successStatus === 204) return reply.send();
       if (route.rest.location) reply.header('location', API_PREFIX + fillTemplate(route.rest.location, output));
 
-      const json = JSON.stringify(output);
-      const etag = entityTag(output);
-      reply.header('etag', etag);
-      let lastModified: Date | undefined;
-      if (route.rest.kind === 'item' && isPlainObject(output) && typeof output.updated_at === 'string') {
-        lastModified = new Date(output.updated_at);
-        reply.header('last-modified', lastModified.toUTCString());
-      }
+      const validators = sendValidators(reply, output, route.rest.kind);
       if (route.rest.kind === 'list' && isPlainObject(output)) {
         const link = linkHeader(request, output as { page: number; limit: number; has_more: boolean });
         if (link) reply.header('link', link);
       }
-      if (isRead && notModified(request, etag, lastModified)) return reply.code(304).send();
-      return reply.header('content-type', 'application/json; charset=utf-8').send(json);
+      if (isRead && notModified(request, validators)) return reply.code(304).send();
+      // The body in the output schema's field order; the tag above does not depend on it.
+      return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(output));
     };
   };
 
@@ -253,7 +169,6 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
     }
   }
   registerMethodFallbacks(app, methodsByUrl);
-  return routes;
 }
 
 /**

@@ -34,8 +34,9 @@ describe('the entity tag depends on the values, never on key order', () => {
 });
 
 describe('If-Match / If-None-Match lists', () => {
-  it('keeps *, strong and weak tags; an absent header is undefined', () => {
-    expect(parseEntityTags('"a", W/"b", *')).toEqual(['"a"', 'W/"b"', '*']);
+  it('keeps strong and weak tags, and * alone; an absent header is undefined', () => {
+    expect(parseEntityTags('"a", W/"b"')).toEqual(['"a"', 'W/"b"']);
+    expect(parseEntityTags('*')).toEqual(['*']);
     expect(parseEntityTags('garbage')).toEqual([]);
     expect(parseEntityTags(undefined)).toBeUndefined();
   });

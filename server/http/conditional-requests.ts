@@ -1,0 +1,45 @@
+/**
+ * Conditional requests (RFC 9110 section 13) on the REST facade: the validators a representation
+ * is sent with (ETag, Last-Modified) and the 304 they allow on reads. The 412 of a stale
+ * `If-Match` is decided inside the write's transaction (server/lib/preconditions.ts), against
+ * the same tag (server/lib/etag.ts).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { entityTag, parseEntityTags } from '../lib/etag.ts';
+import type { RestMeta } from '../trpc/trpc.ts';
+
+export interface Validators {
+  etag: string;
+  /** Single resources only: from the representation's `updated_at`. */
+  lastModified: Date | undefined;
+}
+
+const updatedAt = (output: unknown): string | undefined => {
+  if (typeof output !== 'object' || output === null || !('updated_at' in output)) return undefined;
+  return typeof output.updated_at === 'string' ? output.updated_at : undefined;
+};
+
+/** Sets `ETag` (and `Last-Modified` on a single resource) for the representation sent. */
+export function sendValidators(reply: FastifyReply, output: unknown, kind: RestMeta['kind']): Validators {
+  const etag = entityTag(output);
+  reply.header('etag', etag);
+  const modified = kind === 'item' ? updatedAt(output) : undefined;
+  const lastModified = modified === undefined ? undefined : new Date(modified);
+  if (lastModified) reply.header('last-modified', lastModified.toUTCString());
+  return { etag, lastModified };
+}
+
+/** RFC 9110 13.1.2/13.1.3: If-None-Match wins; If-Modified-Since only without it. */
+export function notModified(request: FastifyRequest, { etag, lastModified }: Validators): boolean {
+  const ifNoneMatch = parseEntityTags(request.headers['if-none-match']);
+  if (ifNoneMatch !== undefined) {
+    const bare = etag.replace(/^W\//, '');
+    return ifNoneMatch.some((tag) => tag === '*' || tag.replace(/^W\//, '') === bare);
+  }
+  const since = request.headers['if-modified-since'];
+  if (since !== undefined && lastModified !== undefined) {
+    const sinceMs = Date.parse(since);
+    return !Number.isNaN(sinceMs) && Math.floor(lastModified.getTime() / 1000) * 1000 <= sinceMs;
+  }
+  return false;
+}

@@ -1,0 +1,79 @@
+/**
+ * The route table: one REST operation per procedure that declares `meta.openapi`, read once at
+ * start. The facade (rest-adapter.ts) serves it, the OpenAPI document (openapi.ts) completes its
+ * operations from it, and the client build (scripts/client-build.ts) documents procedures with it.
+ */
+import type { AnyRouter } from '@trpc/server';
+import { forEachOpenApiProcedure, getInputOutputParsers, type OpenApiProcedureRecord } from 'trpc-to-openapi';
+import { z } from 'zod';
+import type { Meta, RestMeta } from '../trpc/trpc.ts';
+
+/** How a path or query parameter's text becomes input: integers as numbers, the rest as given. */
+export type ParamKind = 'int' | 'string';
+
+export interface RestRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** OpenAPI form: `/products/{id}`. */
+  path: string;
+  /** The procedure's dotted path on the router, e.g. `products.get`. */
+  procedurePath: string;
+  summary: string | undefined;
+  rest: RestMeta;
+  pathParams: Map<string, ParamKind>;
+  queryParams: Map<string, ParamKind>;
+  /** True when the input has fields that come from a JSON body. */
+  hasBody: boolean;
+  contentTypes: string[];
+  /** Needs a token (trpc-to-openapi's `protect`, default true). */
+  protect: boolean;
+}
+
+/** Wrappers that leave a parameter's base type as it is. */
+type Wrapper = z.ZodOptional | z.ZodDefault | z.ZodNullable | z.ZodPrefault | z.ZodReadonly;
+
+const isWrapper = (schema: z.core.$ZodType): schema is Wrapper =>
+  schema instanceof z.ZodOptional ||
+  schema instanceof z.ZodDefault ||
+  schema instanceof z.ZodNullable ||
+  schema instanceof z.ZodPrefault ||
+  schema instanceof z.ZodReadonly;
+
+/** The base type of a parameter's schema, through Zod's public classes (`z.int()` is a ZodNumber). */
+function paramKind(schema: z.core.$ZodType): ParamKind {
+  let base = schema;
+  while (isWrapper(base)) base = base.unwrap();
+  return base instanceof z.ZodNumber ? 'int' : 'string';
+}
+
+export function restRoutes(router: AnyRouter): RestRoute[] {
+  const routes: RestRoute[] = [];
+  // tRPC v11 offers no public walk over a router's procedures. trpc-to-openapi's generator walks
+  // `_def.procedures` with these same exported helpers, so the facade serves exactly the
+  // operations the document describes; this is the one place that reads a router's internals.
+  const procedures = router._def.procedures as OpenApiProcedureRecord;
+  forEachOpenApiProcedure<Meta>(procedures, ({ path: procedurePath, procedure, meta }) => {
+    const { openapi } = meta;
+    const names = [...openapi.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+    const shape = getInputOutputParsers(procedure).inputParser.shape;
+    const pathParams = new Map<string, ParamKind>();
+    const queryParams = new Map<string, ParamKind>();
+    for (const [key, schema] of Object.entries(shape)) {
+      if (names.includes(key)) pathParams.set(key, paramKind(schema));
+      else queryParams.set(key, paramKind(schema));
+    }
+    const bodyMethod = openapi.method === 'POST' || openapi.method === 'PUT' || openapi.method === 'PATCH';
+    routes.push({
+      method: openapi.method,
+      path: openapi.path,
+      procedurePath,
+      summary: openapi.summary,
+      rest: meta.rest ?? {},
+      pathParams,
+      queryParams: bodyMethod ? new Map() : queryParams,
+      hasBody: bodyMethod && (queryParams.size > 0 || meta.rest?.patch === true),
+      contentTypes: openapi.contentTypes ?? ['application/json'],
+      protect: openapi.protect !== false,
+    });
+  });
+  return routes;
+}
