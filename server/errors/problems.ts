@@ -207,7 +207,7 @@ export class DomainError extends Error {
   }
 }
 
-export const problemTypeUri = (slug: ProblemSlug): string => `/problems/${slug}`;
+const problemTypeUri = (slug: ProblemSlug): string => `/problems/${slug}`;
 
 export function problemBody(error: DomainError, instance?: string, requestId?: string): Problem {
   const type = problemTypes[error.slug];

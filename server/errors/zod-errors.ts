@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { DomainError, type FieldError } from './problems.ts';
 
 /** One `{field, message}` per invalid field; `field` is a dotted path such as `items.0.quantity`. */
-export function fieldErrorsFromIssues(issues: readonly z.core.$ZodIssue[]): FieldError[] {
+function fieldErrorsFromIssues(issues: readonly z.core.$ZodIssue[]): FieldError[] {
   const errors: FieldError[] = [];
   for (const issue of issues) {
     const base = issue.path.map(String).join('.');

@@ -11,13 +11,13 @@ import { DomainError } from '../errors/problems.ts';
 /** The deepest nesting of arrays and objects a body may have (an order document needs 4). */
 export const MAX_JSON_DEPTH = 32;
 
-export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json', 'application/json-patch+json'];
+const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json', 'application/json-patch+json'];
 
 /**
  * Whether JSON text nests arrays/objects deeper than `limit` (the top level is depth 1). One
  * pass over the text, before anything parses it; brackets inside strings do not count.
  */
-export function nestsDeeperThan(text: string, limit: number): boolean {
+function nestsDeeperThan(text: string, limit: number): boolean {
   let depth = 0;
   let inString = false;
   for (let index = 0; index < text.length; index++) {
@@ -37,7 +37,7 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
 }
 
 /** 400 for JSON text nested deeper than MAX_JSON_DEPTH, wherever it arrives (body, `/trpc` input). */
-export function assertJsonDepth(text: string): void {
+function assertJsonDepth(text: string): void {
   if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
     throw new DomainError('malformed-request', `The JSON nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`);
   }

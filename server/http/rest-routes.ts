@@ -62,6 +62,10 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
       else queryParams.set(key, paramKind(schema));
     }
     const bodyMethod = openapi.method === 'POST' || openapi.method === 'PUT' || openapi.method === 'PATCH';
+    if (openapi.method !== 'GET' && meta.rest?.cache !== undefined) {
+      // A setting the facade would ignore (writes are never cached) must not read as if it counted.
+      throw new Error(`${procedurePath}: meta.rest.cache applies to reads only; ${openapi.method} answers no-store.`);
+    }
     routes.push({
       method: openapi.method,
       path: openapi.path,

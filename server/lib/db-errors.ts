@@ -7,7 +7,7 @@ interface PgErrorFields {
   constraint_name?: string;
 }
 
-export function pgError(error: unknown): PgErrorFields | undefined {
+function pgError(error: unknown): PgErrorFields | undefined {
   let current: unknown = error;
   for (let depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
     const fields = current as PgErrorFields & { cause?: unknown };
@@ -25,7 +25,7 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 }
 
 /** Seconds a client should wait before retrying after the database was unreachable or busy. */
-export const DATABASE_RETRY_AFTER_SECONDS = 5;
+const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 /** Driver-side failure codes (postgres.js and Node's sockets): the database cannot be reached now. */
 const unreachableCodes = new Set([

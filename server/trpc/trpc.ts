@@ -10,7 +10,10 @@ import type { Context } from './context.ts';
 export interface RestMeta {
   /** Success status; default 200. */
   status?: 200 | 201 | 202 | 204;
-  /** `public` -> `public, max-age=60`; `private` -> revalidate every time; `no-store`. */
+  /**
+   * Reads only (default `private`): `public` -> `public, max-age=60`; `private` -> revalidate every
+   * time; `no-store`. Writes always answer `no-store`, so the route table refuses it on them.
+   */
   cache?: 'public' | 'private' | 'no-store';
   /** Path template under `/api/v1` filled from the output, e.g. `/products/{id}` -> `Location`. */
   location?: string;

@@ -11,7 +11,7 @@ export const productsRouter = router({
   create: writer
     .meta({
       openapi: { method: 'POST', path: '/products', tags: ['products'], summary: 'Create a product (admin)' },
-      rest: { status: 201, location: '/products/{id}', kind: 'item', cache: 'no-store', problems: ['duplicate-resource'] },
+      rest: { status: 201, location: '/products/{id}', kind: 'item', problems: ['duplicate-resource'] },
     })
     .input(ProductInput)
     .output(Product)
@@ -38,7 +38,7 @@ export const productsRouter = router({
   replace: writer
     .meta({
       openapi: { method: 'PUT', path: '/products/{id}', tags: ['products'], summary: 'Replace a product (admin)' },
-      rest: { kind: 'item', cache: 'public', problems: ['not-found', 'gone', 'duplicate-resource', 'precondition-failed'] },
+      rest: { kind: 'item', problems: ['not-found', 'gone', 'duplicate-resource', 'precondition-failed'] },
     })
     .input(ProductReplace)
     .output(Product)

@@ -19,7 +19,7 @@ export const usersRouter = router({
         summary: 'Register a customer (no token) or create any user (admin)',
         protect: false,
       },
-      rest: { status: 201, location: '/users/{id}', kind: 'item', cache: 'private', problems: ['duplicate-resource', 'forbidden'] },
+      rest: { status: 201, location: '/users/{id}', kind: 'item', problems: ['duplicate-resource', 'forbidden'] },
     })
     .input(UserInput)
     .output(User)
@@ -46,7 +46,7 @@ export const usersRouter = router({
   replace: writer
     .meta({
       openapi: { method: 'PUT', path: '/users/{id}', tags: ['users'], summary: 'Replace a user (yourself, or any as admin)' },
-      rest: { kind: 'item', cache: 'private', problems: ['not-found', 'duplicate-resource', 'conflict', 'precondition-failed'] },
+      rest: { kind: 'item', problems: ['not-found', 'duplicate-resource', 'conflict', 'precondition-failed'] },
     })
     .input(UserReplace)
     .output(User)
