@@ -1,4 +1,5 @@
 import { ordersRouter } from './modules/orders/orders.router.ts';
+import { paymentsRouter } from './modules/payments/payments.router.ts';
 import { productsRouter } from './modules/products/products.router.ts';
 import { usersRouter } from './modules/users/users.router.ts';
 import { createCallerFactory, router } from './trpc/trpc.ts';
@@ -7,6 +8,7 @@ export const appRouter = router({
   products: productsRouter,
   users: usersRouter,
   orders: ordersRouter,
+  payments: paymentsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -17,6 +17,9 @@ export interface LoadedOrder {
   items: ItemRow[];
 }
 
+/** The order's total: the sum of its lines (unit price when set x quantity), minor units. */
+export const orderTotal = (items: readonly ItemRow[]): number => items.reduce((sum, item) => sum + item.unitPrice * item.quantity, 0);
+
 /** `basePath` is where resources live, e.g. `/api/v1`: links are `${basePath}/orders/{id}...`. */
 export function toOrder({ row, items }: LoadedOrder, basePath: string): Order {
   const { status } = row;

@@ -35,6 +35,9 @@ export function allowedNext(from: OrderStatus, via: Channel): OrderStatus[] {
   return TRANSITIONS.filter((t) => t.from === from && t.via.includes(via)).map((t) => t.to);
 }
 
+/** An order may be paid (POST /payments) exactly when the table lets a payment make it paid. */
+export const awaitsPayment = (status: OrderStatus): boolean => findTransition(status, 'paid', 'payment') !== undefined;
+
 /** Items, customer and currency change only in draft; the address until the order ships. */
 export const itemsEditable = (status: OrderStatus): boolean => status === 'draft';
 export const addressEditable = (status: OrderStatus): boolean => status === 'draft' || status === 'confirmed' || status === 'paid';

@@ -1,0 +1,42 @@
+import { procedureFor, router } from '../../trpc/trpc.ts';
+import { IdParam } from '../common.schemas.ts';
+import { Payment, PaymentInput, PaymentList, PaymentListQuery } from './payments.schemas.ts';
+import * as payments from './payments.service.ts';
+
+// Customers pay their own orders (the service confines them), admins any, service clients with
+// payments:write. Reading payments needs no scope of its own in CONTRACT section 7: a payment is
+// part of an order's story, so services read them with orders:read.
+const payer = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'payments:write' });
+const reader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:read' });
+const tags = ['payments'];
+
+// Payments are never cached (CONTRACT section 5): reads say no-store; writes always do.
+// No `kind: 'item'`: a payment never changes and has no updated_at to send as Last-Modified.
+export const paymentsRouter = router({
+  create: payer
+    .meta({
+      openapi: { method: 'POST', path: '/payments', tags, summary: 'Pay a confirmed order (the order becomes paid)' },
+      rest: { status: 201, location: '/payments/{id}', problems: ['not-found', 'invalid-state-transition'] },
+    })
+    .input(PaymentInput)
+    .output(Payment)
+    .mutation(({ ctx, input }) => payments.createPayment({ db: ctx.db, caller: ctx.caller, input })),
+
+  get: reader
+    .meta({
+      openapi: { method: 'GET', path: '/payments/{id}', tags, summary: 'Read a payment (customers: of their own orders)' },
+      rest: { cache: 'no-store', problems: ['not-found'] },
+    })
+    .input(IdParam)
+    .output(Payment)
+    .query(({ ctx, input }) => payments.getPayment({ db: ctx.db, caller: ctx.caller, id: input.id })),
+
+  list: reader
+    .meta({
+      openapi: { method: 'GET', path: '/payments', tags, summary: 'List payments, newest first (customers: their own)' },
+      rest: { kind: 'list', cache: 'no-store' },
+    })
+    .input(PaymentListQuery)
+    .output(PaymentList)
+    .query(({ ctx, input }) => payments.listPayments({ db: ctx.db, caller: ctx.caller, query: input })),
+});

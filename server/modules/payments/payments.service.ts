@@ -1,0 +1,118 @@
+/**
+ * Payments (CONTRACT section 2): capturing one makes its order paid, in the same transaction as
+ * the payment row. The order's lock (`lockOrder`) serializes payments of one order, and the
+ * partial unique index `payments_one_captured_per_order` refuses a second captured payment even
+ * if something bypassed the lock: money is taken at most once per order.
+ */
+import { and, desc, eq, type SQL } from 'drizzle-orm';
+import { ownCustomerId } from '../../auth/policy.ts';
+import type { Caller } from '../../auth/tokens.ts';
+import type { Db } from '../../db/client.ts';
+import { orders, payments } from '../../db/schema.ts';
+import { DomainError } from '../../errors/problems.ts';
+import { isUniqueViolation } from '../../lib/db-errors.ts';
+import { toPage, type Page } from '../common.schemas.ts';
+import { orderTotal } from '../orders/orders.representation.ts';
+import { lockOrder, transition } from '../orders/orders.service.ts';
+import { allowedNext, awaitsPayment, type OrderStatus } from '../orders/orders.rules.ts';
+import type { Payment, PaymentInput, PaymentListQuery } from './payments.schemas.ts';
+
+interface Access {
+  db: Db;
+  caller: Caller;
+}
+
+const paymentColumns = {
+  id: payments.id,
+  orderId: payments.orderId,
+  amount: payments.amount,
+  currency: payments.currency,
+  method: payments.method,
+  status: payments.status,
+  createdAt: payments.createdAt,
+};
+
+type PaymentRow = Pick<typeof payments.$inferSelect, keyof typeof paymentColumns>;
+
+const toPayment = (row: PaymentRow): Payment => ({
+  id: row.id,
+  order_id: row.orderId,
+  amount: row.amount,
+  currency: row.currency,
+  method: row.method,
+  status: row.status,
+  created_at: row.createdAt.toISOString(),
+});
+
+const notFound = (id: number) => new DomainError('not-found', `Payment ${id} does not exist.`);
+
+/** The 409 of a payment the order's status does not take; `allowed` as for every refused move. */
+function notPayable(orderId: number, status: OrderStatus): DomainError {
+  const detail =
+    status === 'paid' || status === 'shipped' || status === 'delivered' || status === 'completed'
+      ? `Order ${orderId} is already paid (it is ${status}).`
+      : `Order ${orderId} is ${status}; only a confirmed order can be paid.`;
+  return new DomainError('invalid-state-transition', detail, {
+    extensions: { current_status: status, requested_status: 'paid', allowed: allowedNext(status, 'payment') },
+  });
+}
+
+/**
+ * Captures a payment of a confirmed order and marks the order paid, in one transaction. The
+ * order's status is checked before the amount: a paid or cancelled order takes no amount at all.
+ */
+export async function createPayment({ db, caller, input }: Access & { input: PaymentInput }): Promise<Payment> {
+  try {
+    return await db.transaction(async (tx) => {
+      // 404 for a customer's look at another customer's order, as for a missing one.
+      const order = await lockOrder(tx, { id: input.order_id, caller });
+      if (!awaitsPayment(order.row.status)) throw notPayable(order.row.id, order.row.status);
+      const total = orderTotal(order.items);
+      if (input.amount !== total) {
+        throw new DomainError('validation-error', `The amount must equal the order's total, ${total} ${order.row.currency}.`, {
+          errors: [{ field: 'amount', message: `must equal the order's total (${total})` }],
+        });
+      }
+      const [row] = await tx
+        .insert(payments)
+        .values({ orderId: order.row.id, amount: input.amount, currency: order.row.currency, method: input.method, status: 'captured' })
+        .returning(paymentColumns);
+      if (!row) throw new Error('payment insert returned no row');
+      await transition(tx, order, 'paid', 'payment', caller);
+      return toPayment(row);
+    });
+  } catch (error) {
+    // Only reachable by a writer that did not take the order's lock; the order is paid then.
+    if (isUniqueViolation(error, 'payments_one_captured_per_order')) throw notPayable(input.order_id, 'paid');
+    throw error;
+  }
+}
+
+/** Customers see the payments of their own orders only: the order's customer decides. */
+function visibleTo(caller: Caller): SQL | undefined {
+  const own = ownCustomerId(caller);
+  return own === undefined ? undefined : eq(orders.customerId, own);
+}
+
+export async function getPayment({ db, caller, id }: Access & { id: number }): Promise<Payment> {
+  const [row] = await db
+    .select(paymentColumns)
+    .from(payments)
+    .innerJoin(orders, eq(orders.id, payments.orderId))
+    .where(and(eq(payments.id, id), visibleTo(caller)));
+  if (!row) throw notFound(id);
+  return toPayment(row);
+}
+
+/** Newest first, like the other lists; `order_id` narrows to one order's payments. */
+export async function listPayments({ db, caller, query }: Access & { query: PaymentListQuery }): Promise<Page<Payment>> {
+  const rows = await db
+    .select(paymentColumns)
+    .from(payments)
+    .innerJoin(orders, eq(orders.id, payments.orderId))
+    .where(and(visibleTo(caller), query.order_id === undefined ? undefined : eq(payments.orderId, query.order_id)))
+    .orderBy(desc(payments.createdAt), desc(payments.id))
+    .limit(query.limit + 1)
+    .offset((query.page - 1) * query.limit);
+  return toPage(rows, query.page, query.limit, toPayment);
+}
