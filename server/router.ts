@@ -1,3 +1,4 @@
+import { fulfillmentsRouter } from './modules/fulfillments/fulfillments.router.ts';
 import { ordersRouter } from './modules/orders/orders.router.ts';
 import { paymentsRouter } from './modules/payments/payments.router.ts';
 import { productsRouter } from './modules/products/products.router.ts';
@@ -9,6 +10,7 @@ export const appRouter = router({
   users: usersRouter,
   orders: ordersRouter,
   payments: paymentsRouter,
+  fulfillments: fulfillmentsRouter,
 });
 
 export type AppRouter = typeof appRouter;

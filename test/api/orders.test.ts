@@ -470,7 +470,7 @@ describe('PUT /orders/{id} replaces the whole order', () => {
 // ---------------------------------------------------------------- actions and stock
 
 describe('POST /orders/{id}/confirm and /cancel answer 200 with the order', () => {
-  it('confirm moves a draft to confirmed; the order then offers only cancel', async () => {
+  it('confirm moves a draft to confirmed; the order then offers cancel and pay', async () => {
     const order = await draftOrder();
     const res = await action(order.id, 'confirm', alice.token);
     expect(res.statusCode).toBe(200);
@@ -479,6 +479,7 @@ describe('POST /orders/{id}/confirm and /cancel answer 200 with the order', () =
     expect(confirmed._links).toEqual({
       self: { href: `${ORDERS}/${order.id}`, method: 'GET' },
       cancel: { href: `${ORDERS}/${order.id}/cancel`, method: 'POST' },
+      pay: { href: '/api/v1/payments', method: 'POST' },
     });
     expect((await read(order.id)).order).toEqual(confirmed);
   });

@@ -109,7 +109,7 @@ describe('confirm reserves stock; cancel releases it', () => {
     const { order, productId } = await draft(4, 10);
     const confirmed = await alice.caller.orders.confirm({ id: order.id });
     expect(confirmed.status).toBe('confirmed');
-    expect(Object.keys(confirmed._links).sort()).toEqual(['cancel', 'self']);
+    expect(Object.keys(confirmed._links).sort()).toEqual(['cancel', 'pay', 'self']);
     expect(await stockOf(productId)).toBe(6);
   });
 

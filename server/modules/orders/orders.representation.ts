@@ -1,11 +1,11 @@
 /**
  * An order as the API answers it (CONTRACT sections 2 and 3): lines in position order, totals,
- * and the `_links` its status allows. Built from rows and a base path the caller supplies, so
- * this module knows nothing of the HTTP layer that serves it.
+ * and the `_links` its status allows (each one asks the state table). Built from rows and a base
+ * path the caller supplies, so this module knows nothing of the HTTP layer that serves it.
  */
 import type { orderItems, orders } from '../../db/schema.ts';
 import { iso } from '../common.schemas.ts';
-import { findTransition } from './orders.rules.ts';
+import { awaitsPayment, awaitsShipment, findTransition, mayHaveFulfillments } from './orders.rules.ts';
 import type { Order } from './orders.schemas.ts';
 
 export type OrderRow = typeof orders.$inferSelect;
@@ -27,6 +27,9 @@ export function toOrder({ row, items }: LoadedOrder, basePath: string): Order {
   const links: Order['_links'] = { self: { href: self, method: 'GET' } };
   if (findTransition(status, 'confirmed', 'confirm')) links.confirm = { href: `${self}/confirm`, method: 'POST' };
   if (findTransition(status, 'cancelled', 'cancel')) links.cancel = { href: `${self}/cancel`, method: 'POST' };
+  if (awaitsPayment(status)) links.pay = { href: `${basePath}/payments`, method: 'POST' };
+  if (awaitsShipment(status)) links['send-to-fulfillment'] = { href: `${self}/send-to-fulfillment`, method: 'POST' };
+  if (mayHaveFulfillments(status)) links.fulfillments = { href: `${self}/fulfillments`, method: 'GET' };
   const lines = [...items]
     .sort((a, b) => a.position - b.position)
     .map((item) => ({

@@ -38,6 +38,16 @@ export function allowedNext(from: OrderStatus, via: Channel): OrderStatus[] {
 /** An order may be paid (POST /payments) exactly when the table lets a payment make it paid. */
 export const awaitsPayment = (status: OrderStatus): boolean => findTransition(status, 'paid', 'payment') !== undefined;
 
+/**
+ * An order may be sent to fulfillment or shipped exactly when the table lets a fulfillment make
+ * it shipped: a fulfillment request is the first half of that move.
+ */
+export const awaitsShipment = (status: OrderStatus): boolean => findTransition(status, 'shipped', 'fulfillment') !== undefined;
+
+/** Statuses an order reaches only after it was paid: from then on it can have fulfillments. */
+const PAID_OR_LATER: readonly OrderStatus[] = ['paid', 'shipped', 'delivered', 'completed'];
+export const mayHaveFulfillments = (status: OrderStatus): boolean => PAID_OR_LATER.includes(status);
+
 /** Items, customer and currency change only in draft; the address until the order ships. */
 export const itemsEditable = (status: OrderStatus): boolean => status === 'draft';
 export const addressEditable = (status: OrderStatus): boolean => status === 'draft' || status === 'confirmed' || status === 'paid';

@@ -62,7 +62,11 @@ export const Order = z
     total: z.int().meta({ description: 'Sum of line_total, minor units.' }),
     created_at: Timestamp,
     updated_at: Timestamp,
-    _links: z.record(z.string(), Link).meta({ description: 'self always; confirm and cancel while draft; cancel while confirmed.' }),
+    _links: z.record(z.string(), Link).meta({
+      description:
+        'self always; confirm and cancel while draft; cancel and pay (POST /payments) while confirmed; ' +
+        'send-to-fulfillment while paid; fulfillments (GET) from paid on.',
+    }),
   })
   .meta({ id: 'Order' });
 export type Order = z.infer<typeof Order>;

@@ -1,0 +1,136 @@
+/**
+ * Fulfillments (CONTRACT section 2), a sub-resource of an order. A paid order is sent to
+ * fulfillment (a `requested` fulfillment), then shipped: shipping records the carrier and
+ * tracking number on the open fulfillment, or on a new one when none was requested, and moves the
+ * order to `shipped` through the state table, in one transaction. The order's lock serializes
+ * both actions; the partial unique index `fulfillments_one_open_per_order` backs it up.
+ */
+import { and, desc, eq } from 'drizzle-orm';
+import { mayReadOrder } from '../../auth/policy.ts';
+import type { Caller } from '../../auth/tokens.ts';
+import type { Db } from '../../db/client.ts';
+import { fulfillments, orders } from '../../db/schema.ts';
+import { DomainError } from '../../errors/problems.ts';
+import { isUniqueViolation } from '../../lib/db-errors.ts';
+import { iso, toPage, type Page } from '../common.schemas.ts';
+import { allowedNext, awaitsShipment, type OrderStatus } from '../orders/orders.rules.ts';
+import { lockOrder, transition } from '../orders/orders.service.ts';
+import type { Fulfillment, FulfillmentListQuery, FulfillmentParams, ShipmentInput } from './fulfillments.schemas.ts';
+
+interface Access {
+  db: Db;
+  caller: Caller;
+}
+
+const fulfillmentColumns = {
+  id: fulfillments.id,
+  orderId: fulfillments.orderId,
+  status: fulfillments.status,
+  carrier: fulfillments.carrier,
+  trackingNumber: fulfillments.trackingNumber,
+  createdAt: fulfillments.createdAt,
+  updatedAt: fulfillments.updatedAt,
+};
+
+type FulfillmentRow = Pick<typeof fulfillments.$inferSelect, keyof typeof fulfillmentColumns>;
+
+const toFulfillment = (row: FulfillmentRow): Fulfillment => ({
+  id: row.id,
+  order_id: row.orderId,
+  status: row.status,
+  carrier: row.carrier,
+  tracking_number: row.trackingNumber,
+  created_at: iso(row.createdAt),
+  updated_at: iso(row.updatedAt),
+});
+
+const OPEN = 'requested';
+
+/** The 409 of a fulfillment action on an order that is not paid; `allowed` as for every refused move. */
+function notShippable(orderId: number, status: OrderStatus, action: string): DomainError {
+  return new DomainError('invalid-state-transition', `Order ${orderId} is ${status}; only a paid order can be ${action}.`, {
+    extensions: { current_status: status, requested_status: 'shipped', allowed: allowedNext(status, 'fulfillment') },
+  });
+}
+
+const alreadyOpen = (orderId: number) =>
+  new DomainError('conflict', `Order ${orderId} already has an open (requested) fulfillment; ship it with POST /orders/${orderId}/fulfillments.`);
+
+async function openFulfillment(tx: Db, orderId: number): Promise<FulfillmentRow | undefined> {
+  const [row] = await tx
+    .select(fulfillmentColumns)
+    .from(fulfillments)
+    .where(and(eq(fulfillments.orderId, orderId), eq(fulfillments.status, OPEN)));
+  return row;
+}
+
+/** Opens a `requested` fulfillment of a paid order; one may be open at a time. The order stays paid. */
+export async function requestFulfillment({ db, caller, orderId }: Access & { orderId: number }): Promise<Fulfillment> {
+  try {
+    return await db.transaction(async (tx) => {
+      const order = await lockOrder(tx, { id: orderId, caller });
+      if (!awaitsShipment(order.row.status)) throw notShippable(orderId, order.row.status, 'sent to fulfillment');
+      if (await openFulfillment(tx, orderId)) throw alreadyOpen(orderId);
+      const [row] = await tx.insert(fulfillments).values({ orderId, status: OPEN }).returning(fulfillmentColumns);
+      if (!row) throw new Error('fulfillment insert returned no row');
+      return toFulfillment(row);
+    });
+  } catch (error) {
+    // Only reachable by a writer that did not take the order's lock.
+    if (isUniqueViolation(error, 'fulfillments_one_open_per_order')) throw alreadyOpen(orderId);
+    throw error;
+  }
+}
+
+/**
+ * Ships a paid order: the open fulfillment (if one was requested) becomes `shipped` with the
+ * carrier and tracking number, otherwise a new shipped fulfillment is recorded; the order moves
+ * to `shipped`. One fulfillment per shipment, so a request and its shipment are one record.
+ */
+export async function shipOrder({ db, caller, input }: Access & { input: ShipmentInput }): Promise<Fulfillment> {
+  const { id: orderId, carrier, tracking_number: trackingNumber } = input;
+  return db.transaction(async (tx) => {
+    const order = await lockOrder(tx, { id: orderId, caller });
+    if (!awaitsShipment(order.row.status)) throw notShippable(orderId, order.row.status, 'shipped');
+    const open = await openFulfillment(tx, orderId);
+    const [row] = open
+      ? await tx
+          .update(fulfillments)
+          .set({ status: 'shipped', carrier, trackingNumber, updatedAt: new Date() })
+          .where(eq(fulfillments.id, open.id))
+          .returning(fulfillmentColumns)
+      : await tx.insert(fulfillments).values({ orderId, status: 'shipped', carrier, trackingNumber }).returning(fulfillmentColumns);
+    if (!row) throw new Error('fulfillment write returned no row');
+    await transition(tx, order, 'shipped', 'fulfillment', caller);
+    return toFulfillment(row);
+  });
+}
+
+/** The order, if `caller` may read it: another customer's order is 404, as a missing one. */
+async function assertOrderVisible(db: Db, caller: Caller, orderId: number): Promise<void> {
+  const [order] = await db.select({ customerId: orders.customerId }).from(orders).where(eq(orders.id, orderId));
+  if (!order || !mayReadOrder(caller, order)) throw new DomainError('not-found', `Order ${orderId} does not exist.`);
+}
+
+export async function getFulfillment({ db, caller, params }: Access & { params: FulfillmentParams }): Promise<Fulfillment> {
+  await assertOrderVisible(db, caller, params.id);
+  const [row] = await db
+    .select(fulfillmentColumns)
+    .from(fulfillments)
+    .where(and(eq(fulfillments.orderId, params.id), eq(fulfillments.id, params.fulfillmentId)));
+  if (!row) throw new DomainError('not-found', `Order ${params.id} has no fulfillment ${params.fulfillmentId}.`);
+  return toFulfillment(row);
+}
+
+/** Newest first, like the other lists. */
+export async function listFulfillments({ db, caller, query }: Access & { query: FulfillmentListQuery }): Promise<Page<Fulfillment>> {
+  await assertOrderVisible(db, caller, query.id);
+  const rows = await db
+    .select(fulfillmentColumns)
+    .from(fulfillments)
+    .where(eq(fulfillments.orderId, query.id))
+    .orderBy(desc(fulfillments.createdAt), desc(fulfillments.id))
+    .limit(query.limit + 1)
+    .offset((query.page - 1) * query.limit);
+  return toPage(rows, query.page, query.limit, toFulfillment);
+}
