@@ -10,6 +10,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestUser } from '../helpers/app.ts';
 import { createOrder as createOrderAs, type OrderBody, type OrderInputBody } from '../helpers/orders.ts';
+import { shipmentInput, shipOrder, type FulfillmentBody } from '../helpers/fulfillments.ts';
+import { paymentInput, payOrder } from '../helpers/payments.ts';
 import { createProduct as createProductAs, productInput, type ProductBody } from '../helpers/products.ts';
 import { userInput } from '../helpers/users.ts';
 
@@ -169,6 +171,21 @@ async function createOrder(customer: TestUser, changes: Partial<OrderInputBody> 
 
 const UNKNOWN_ID = 999_999;
 
+/** `customer`'s order moved on to confirmed, or to paid through POST /payments. */
+async function orderIn(status: 'confirmed' | 'paid', customer: TestUser): Promise<OrderBody> {
+  const order = await createOrder(customer);
+  expect((await t.request({ method: 'POST', url: `/api/v1/orders/${order.id}/confirm`, token: customer.token })).statusCode).toBe(200);
+  if (status === 'paid') await payOrder(t, order, customer.token);
+  return order;
+}
+
+/** A paid order of a new customer's, shipped by the admin: it has one shipped fulfillment. */
+async function shippedOrder(): Promise<{ order: OrderBody; fulfillment: FulfillmentBody; customer: TestUser }> {
+  const customer = await t.createUser();
+  const order = await orderIn('paid', customer);
+  return { order, fulfillment: await shipOrder(t, order.id, t.admin.token), customer };
+}
+
 const walks: Record<string, Walk> = {
   'products-create': {
     success: async () => ({ body: productInput(), token: t.admin.token }),
@@ -304,6 +321,64 @@ const walks: Record<string, Walk> = {
       return { params: { id: (await createOrder(customer)).id }, token: customer.token };
     },
     failure: async () => ({ params: { id: (await createOrder(await t.createUser())).id }, status: 401 }),
+  },
+  'payments-create': {
+    success: async () => {
+      const customer = await t.createUser();
+      return { body: paymentInput(await orderIn('confirmed', customer)), token: customer.token };
+    },
+    // The amount must equal the order's total (CONTRACT 2).
+    failure: async () => {
+      const customer = await t.createUser();
+      const order = await orderIn('confirmed', customer);
+      return { body: paymentInput(order, { amount: order.total + 1 }), token: customer.token, status: 422 };
+    },
+  },
+  'payments-get': {
+    success: async () => {
+      const customer = await t.createUser();
+      return { params: { id: (await payOrder(t, await orderIn('confirmed', customer), customer.token)).id }, token: customer.token };
+    },
+    failure: async () => {
+      const customer = await t.createUser();
+      const payment = await payOrder(t, await orderIn('confirmed', customer), customer.token);
+      return { params: { id: payment.id }, token: (await t.createUser()).token, status: 404 };
+    },
+  },
+  'payments-list': {
+    success: async () => {
+      const customer = await t.createUser();
+      const payment = await payOrder(t, await orderIn('confirmed', customer), customer.token);
+      return { query: { order_id: payment.order_id, page: 1, limit: 10 }, token: customer.token };
+    },
+    failure: async () => ({ status: 401 }),
+  },
+  'fulfillments-request': {
+    success: async () => ({ params: { id: (await orderIn('paid', await t.createUser())).id }, token: t.admin.token }),
+    // Only a paid order goes to fulfillment (CONTRACT 2).
+    failure: async () => ({ params: { id: (await orderIn('confirmed', await t.createUser())).id }, token: t.admin.token, status: 409 }),
+  },
+  'fulfillments-create': {
+    success: async () => ({ params: { id: (await orderIn('paid', await t.createUser())).id }, body: shipmentInput(), token: t.admin.token }),
+    failure: async () => ({ params: { id: (await orderIn('paid', await t.createUser())).id }, body: shipmentInput({ carrier: '' }), token: t.admin.token, status: 422 }),
+  },
+  'fulfillments-get': {
+    success: async () => {
+      const { order, fulfillment, customer } = await shippedOrder();
+      return { params: { id: order.id, fulfillmentId: fulfillment.id }, token: customer.token };
+    },
+    // Another customer's order's fulfillment is 404, never 403 (CONTRACT 5).
+    failure: async () => {
+      const { order, fulfillment } = await shippedOrder();
+      return { params: { id: order.id, fulfillmentId: fulfillment.id }, token: (await t.createUser()).token, status: 404 };
+    },
+  },
+  'fulfillments-list': {
+    success: async () => {
+      const { order, customer } = await shippedOrder();
+      return { params: { id: order.id }, query: { page: 1, limit: 10 }, token: customer.token };
+    },
+    failure: async () => ({ params: { id: (await shippedOrder()).order.id }, token: (await t.createUser()).token, status: 404 }),
   },
   health: {
     success: async () => ({}),

@@ -1,0 +1,111 @@
+/**
+ * Payments and fulfillments called directly, with no HTTP (server/testing.ts): the whole life of
+ * an order through `createCaller`, and the main rules of CONTRACT sections 2, 3 and 7 as a caller
+ * sees them. Failures arrive as a TRPCError whose `cause` is the DomainError naming the problem.
+ */
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { payments } from '../../server/db/schema.ts';
+import { createTestHarness, type TestCaller, type TestHarness } from '../../server/testing.ts';
+import { createTestDatabase, onPostgres } from '../helpers/db.ts';
+import type { OrderBody } from '../helpers/orders.ts';
+import { expectDomainError } from '../helpers/problems.ts';
+import { productInput } from '../helpers/products.ts';
+
+let harness: TestHarness;
+let admin: TestCaller;
+let warehouse: TestCaller;
+let alice: { id: number; caller: TestCaller };
+let bob: { id: number; caller: TestCaller };
+
+beforeAll(async () => {
+  // On the postgres project the harness runs on that server's per-file database.
+  harness = await createTestHarness(onPostgres ? { database: await createTestDatabase() } : {});
+  admin = harness.caller({ role: 'admin' });
+  warehouse = harness.caller({ role: 'service', scopes: ['fulfillments:write', 'orders:read'] });
+  const a = await harness.createUser({ name: 'Alice' });
+  const b = await harness.createUser({ name: 'Bob' });
+  alice = { id: a.user.id, caller: a.caller };
+  bob = { id: b.user.id, caller: b.caller };
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+/** A confirmed order of alice's: 3 units at 1250. */
+async function confirmedOrder(): Promise<OrderBody> {
+  const product = await admin.products.create(productInput({ price: 1250, stock: 100 }));
+  const draft = await alice.caller.orders.create({ items: [{ product_id: product.id, quantity: 3 }], address: '1 Caller Ct' });
+  return alice.caller.orders.confirm({ id: draft.id });
+}
+
+describe('the whole life of an order through createCaller: draft -> confirmed -> paid -> shipped -> delivered -> completed', () => {
+  it('each procedure moves it one step; the links follow', async () => {
+    const confirmed = await confirmedOrder();
+    expect(confirmed.total).toBe(3750);
+    expect(Object.keys(confirmed._links).sort()).toEqual(['cancel', 'pay', 'self']);
+
+    const payment = await alice.caller.payments.create({ order_id: confirmed.id, amount: 3750, method: 'card' });
+    expect(payment).toMatchObject({ order_id: confirmed.id, amount: 3750, currency: 'USD', method: 'card', status: 'captured' });
+    expect(await alice.caller.payments.get({ id: payment.id })).toEqual(payment);
+    expect((await alice.caller.payments.list({ order_id: confirmed.id })).data).toEqual([payment]);
+    const paid = await alice.caller.orders.get({ id: confirmed.id });
+    expect(paid.status).toBe('paid');
+    expect(Object.keys(paid._links).sort()).toEqual(['fulfillments', 'self', 'send-to-fulfillment']);
+
+    const requested = await warehouse.fulfillments.request({ id: confirmed.id });
+    expect(requested).toMatchObject({ order_id: confirmed.id, status: 'requested', carrier: null });
+    const shipped = await warehouse.fulfillments.create({ id: confirmed.id, carrier: 'UPS', tracking_number: '1Z1' });
+    expect(shipped).toMatchObject({ id: requested.id, status: 'shipped', carrier: 'UPS', tracking_number: '1Z1' });
+    expect(await alice.caller.fulfillments.get({ id: confirmed.id, fulfillmentId: shipped.id })).toEqual(shipped);
+    expect((await alice.caller.fulfillments.list({ id: confirmed.id })).data).toEqual([shipped]);
+    expect((await alice.caller.orders.get({ id: confirmed.id })).status).toBe('shipped');
+
+    const current = await admin.orders.get({ id: confirmed.id });
+    const delivered = await admin.orders.patch({ id: confirmed.id, format: 'merge-patch', document: { status: 'delivered' } });
+    expect(delivered.status).toBe('delivered');
+    expect(delivered.updated_at >= current.updated_at).toBe(true);
+    const completed = await admin.orders.replace({ ...delivered, status: 'completed' });
+    expect(completed.status).toBe('completed');
+    expect(Object.keys(completed._links).sort()).toEqual(['fulfillments', 'self']);
+  });
+});
+
+describe('payments.create: the rules of CONTRACT 2 as a caller sees them', () => {
+  it('a wrong amount is UNPROCESSABLE_CONTENT naming amount; nothing is paid', async () => {
+    const order = await confirmedOrder();
+    const error = await expectDomainError(alice.caller.payments.create({ order_id: order.id, amount: 1, method: 'card' }), 'UNPROCESSABLE_CONTENT', 'validation-error');
+    expect(error.errors?.map((e) => e.field)).toEqual(['amount']);
+    expect((await alice.caller.orders.get({ id: order.id })).status).toBe('confirmed');
+  });
+
+  it('a second payment is CONFLICT invalid-state-transition; one payment row stays', async () => {
+    const order = await confirmedOrder();
+    await alice.caller.payments.create({ order_id: order.id, amount: order.total, method: 'card' });
+    await expectDomainError(admin.payments.create({ order_id: order.id, amount: order.total, method: 'wallet' }), 'CONFLICT', 'invalid-state-transition');
+    expect(await harness.db.select({ id: payments.id }).from(payments).where(eq(payments.orderId, order.id))).toHaveLength(1);
+  });
+
+  it('bob paying or reading alice’s is NOT_FOUND', async () => {
+    const order = await confirmedOrder();
+    await expectDomainError(bob.caller.payments.create({ order_id: order.id, amount: order.total, method: 'card' }), 'NOT_FOUND', 'not-found');
+    const payment = await alice.caller.payments.create({ order_id: order.id, amount: order.total, method: 'card' });
+    await expectDomainError(bob.caller.payments.get({ id: payment.id }), 'NOT_FOUND', 'not-found');
+    expect((await bob.caller.payments.list({})).data).toEqual([]);
+  });
+});
+
+describe('fulfillments: admins and services with fulfillments:write act; customers read their own', () => {
+  it('a customer may not send to fulfillment or ship: FORBIDDEN', async () => {
+    const order = await confirmedOrder();
+    await alice.caller.payments.create({ order_id: order.id, amount: order.total, method: 'card' });
+    await expectDomainError(alice.caller.fulfillments.request({ id: order.id }), 'FORBIDDEN', 'forbidden');
+    await expectDomainError(alice.caller.fulfillments.create({ id: order.id, carrier: 'UPS', tracking_number: '1' }), 'FORBIDDEN', 'forbidden');
+  });
+
+  it('an unpaid order is CONFLICT; bob reading alice’s fulfillments is NOT_FOUND', async () => {
+    const order = await confirmedOrder();
+    await expectDomainError(admin.fulfillments.request({ id: order.id }), 'CONFLICT', 'invalid-state-transition');
+    await expectDomainError(bob.caller.fulfillments.list({ id: order.id }), 'NOT_FOUND', 'not-found');
+  });
+});
