@@ -503,5 +503,140 @@ export type AppRouter = TRPCBuiltRouter<
         meta: object;
       }>;
     };
+    payments: {
+      /** Pay a confirmed order (the order becomes paid): `POST /api/v1/payments` */
+      create: TRPCMutationProcedure<{
+        input: {
+          order_id: number;
+          amount: number;
+          method: "card" | "bank_transfer" | "wallet";
+        };
+        output: {
+          id: number;
+          order_id: number;
+          amount: number;
+          currency: string;
+          method: "card" | "bank_transfer" | "wallet";
+          status: "captured";
+          created_at: string;
+        };
+        meta: object;
+      }>;
+      /** Read a payment (customers: of their own orders): `GET /api/v1/payments/{id}` */
+      get: TRPCQueryProcedure<{
+        input: {
+          id: number;
+        };
+        output: {
+          id: number;
+          order_id: number;
+          amount: number;
+          currency: string;
+          method: "card" | "bank_transfer" | "wallet";
+          status: "captured";
+          created_at: string;
+        };
+        meta: object;
+      }>;
+      /** List payments, newest first (customers: their own): `GET /api/v1/payments` */
+      list: TRPCQueryProcedure<{
+        input: {
+          page?: number | undefined;
+          limit?: number | undefined;
+          order_id?: number | undefined;
+        };
+        output: {
+          data: {
+            id: number;
+            order_id: number;
+            amount: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            created_at: string;
+          }[];
+          page: number;
+          limit: number;
+          has_more: boolean;
+        };
+        meta: object;
+      }>;
+    };
+    fulfillments: {
+      /** Send a paid order to fulfillment (a requested fulfillment): `POST /api/v1/orders/{id}/send-to-fulfillment` */
+      request: TRPCMutationProcedure<{
+        input: {
+          id: number;
+        };
+        output: {
+          id: number;
+          order_id: number;
+          status: "shipped" | "requested";
+          carrier: string | null;
+          tracking_number: string | null;
+          created_at: string;
+          updated_at: string;
+        };
+        meta: object;
+      }>;
+      /** Ship a paid order (records a shipped fulfillment; the order becomes shipped): `POST /api/v1/orders/{id}/fulfillments` */
+      create: TRPCMutationProcedure<{
+        input: {
+          id: number;
+          carrier: string;
+          tracking_number: string;
+        };
+        output: {
+          id: number;
+          order_id: number;
+          status: "shipped" | "requested";
+          carrier: string | null;
+          tracking_number: string | null;
+          created_at: string;
+          updated_at: string;
+        };
+        meta: object;
+      }>;
+      /** Read one of an order's fulfillments: `GET /api/v1/orders/{id}/fulfillments/{fulfillmentId}` */
+      get: TRPCQueryProcedure<{
+        input: {
+          id: number;
+          fulfillmentId: number;
+        };
+        output: {
+          id: number;
+          order_id: number;
+          status: "shipped" | "requested";
+          carrier: string | null;
+          tracking_number: string | null;
+          created_at: string;
+          updated_at: string;
+        };
+        meta: object;
+      }>;
+      /** List an order's fulfillments, newest first: `GET /api/v1/orders/{id}/fulfillments` */
+      list: TRPCQueryProcedure<{
+        input: {
+          id: number;
+          page?: number | undefined;
+          limit?: number | undefined;
+        };
+        output: {
+          data: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[];
+          page: number;
+          limit: number;
+          has_more: boolean;
+        };
+        meta: object;
+      }>;
+    };
   }
 >;

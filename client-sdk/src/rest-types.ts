@@ -152,6 +152,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List payments, newest first (customers: their own) */
+        get: operations["payments-list"];
+        put?: never;
+        /** Pay a confirmed order (the order becomes paid) */
+        post: operations["payments-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a payment (customers: of their own orders) */
+        get: operations["payments-get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orders/{id}/send-to-fulfillment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a paid order to fulfillment (a requested fulfillment) */
+        post: operations["fulfillments-request"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orders/{id}/fulfillments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List an order's fulfillments, newest first */
+        get: operations["fulfillments-list"];
+        put?: never;
+        /** Ship a paid order (records a shipped fulfillment; the order becomes shipped) */
+        post: operations["fulfillments-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orders/{id}/fulfillments/{fulfillmentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one of an order's fulfillments */
+        get: operations["fulfillments-get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -173,6 +260,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description card, bank_transfer or wallet.
+         * @enum {string}
+         */
+        PaymentMethod: "card" | "bank_transfer" | "wallet";
         Product: {
             /**
              * @description Identifier assigned by the service.
@@ -283,7 +375,7 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             updated_at: string;
-            /** @description self always; confirm and cancel while draft; cancel while confirmed. */
+            /** @description self always; confirm and cancel while draft; cancel and pay (POST /payments) while confirmed; send-to-fulfillment while paid; fulfillments (GET) from paid on. */
             _links: {
                 [key: string]: {
                     href: string;
@@ -295,6 +387,80 @@ export interface components {
         OrderStatus: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled";
         OrderList: {
             data: components["schemas"]["Order"][];
+            page: number;
+            limit: number;
+            has_more: boolean;
+        };
+        Payment: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            order_id: number;
+            /** @description Minor units. */
+            amount: number;
+            /**
+             * @description ISO 4217 currency code.
+             * @example USD
+             */
+            currency: string;
+            method: components["schemas"]["PaymentMethod"];
+            /** @constant */
+            status: "captured";
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+        };
+        PaymentList: {
+            data: components["schemas"]["Payment"][];
+            page: number;
+            limit: number;
+            has_more: boolean;
+        };
+        Fulfillment: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            order_id: number;
+            status: components["schemas"]["FulfillmentStatus"];
+            /** @description Set once shipped. */
+            carrier: string | null;
+            /** @description Set once shipped. */
+            tracking_number: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @description requested or shipped.
+         * @enum {string}
+         */
+        FulfillmentStatus: "requested" | "shipped";
+        FulfillmentList: {
+            data: components["schemas"]["Fulfillment"][];
             page: number;
             limit: number;
             has_more: boolean;
@@ -3091,6 +3257,997 @@ export interface operations {
             };
             /** @description `/problems/validation-error`: Validation failed */
             422: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/rate-limited`: Too many requests */
+            429: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/internal-error`: Internal error */
+            500: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "payments-list": {
+        parameters: {
+            query?: {
+                order_id?: number;
+                page?: number;
+                limit?: number;
+            };
+            header?: {
+                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
+                "If-None-Match"?: string;
+                /** @description When the resource has not changed since this date the answer is 304. */
+                "If-Modified-Since"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of the representation. */
+                    ETag?: string;
+                    /** @description RFC 8288 links with rel="next" / rel="prev". */
+                    Link?: string;
+                    /** @description Caching policy. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentList"];
+                };
+            };
+            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            304: {
+                headers: {
+                    /** @description Entity tag. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `/problems/malformed-request`: Malformed request */
+            400: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/forbidden`: Forbidden */
+            403: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/not-acceptable`: Not acceptable */
+            406: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/validation-error`: Validation failed */
+            422: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/rate-limited`: Too many requests */
+            429: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/internal-error`: Internal error */
+            500: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "payments-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The order to pay; it must be confirmed.
+                     * @example 17
+                     */
+                    order_id: number;
+                    /**
+                     * @description Minor units; must equal the order's total.
+                     * @example 4548
+                     */
+                    amount: number;
+                    method: components["schemas"]["PaymentMethod"];
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of the representation. */
+                    ETag?: string;
+                    /** @description Caching policy. */
+                    "Cache-Control"?: string;
+                    /** @description Path of the created resource. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            /** @description `/problems/malformed-request`: Malformed request */
+            400: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/forbidden`: Forbidden */
+            403: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/not-found`: Not found */
+            404: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/not-acceptable`: Not acceptable */
+            406: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/invalid-state-transition`: Invalid state transition */
+            409: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/payload-too-large`: Payload too large */
+            413: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/unsupported-media-type`: Unsupported media type */
+            415: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/validation-error`: Validation failed */
+            422: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/rate-limited`: Too many requests */
+            429: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/internal-error`: Internal error */
+            500: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "payments-get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
+                "If-None-Match"?: string;
+                /** @description When the resource has not changed since this date the answer is 304. */
+                "If-Modified-Since"?: string;
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of the representation. */
+                    ETag?: string;
+                    /** @description Caching policy. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            304: {
+                headers: {
+                    /** @description Entity tag. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `/problems/malformed-request`: Malformed request */
+            400: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/forbidden`: Forbidden */
+            403: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/not-found`: Not found */
+            404: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/not-acceptable`: Not acceptable */
+            406: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/rate-limited`: Too many requests */
+            429: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/internal-error`: Internal error */
+            500: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "fulfillments-request": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The order. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            202: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of the representation. */
+                    ETag?: string;
+                    /** @description Time of the last change (HTTP date). */
+                    "Last-Modified"?: string;
+                    /** @description Caching policy. */
+                    "Cache-Control"?: string;
+                    /** @description Path of the created resource. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fulfillment"];
+                };
+            };
+            /** @description `/problems/malformed-request`: Malformed request */
+            400: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/forbidden`: Forbidden */
+            403: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/not-found`: Not found */
+            404: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/not-acceptable`: Not acceptable */
+            406: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/conflict`: Conflict; `/problems/invalid-state-transition`: Invalid state transition */
+            409: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/precondition-failed`: Precondition failed */
+            412: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/validation-error`: Validation failed */
+            422: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/rate-limited`: Too many requests */
+            429: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/internal-error`: Internal error */
+            500: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "fulfillments-list": {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header?: {
+                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
+                "If-None-Match"?: string;
+                /** @description When the resource has not changed since this date the answer is 304. */
+                "If-Modified-Since"?: string;
+            };
+            path: {
+                /** @description The order. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of the representation. */
+                    ETag?: string;
+                    /** @description RFC 8288 links with rel="next" / rel="prev". */
+                    Link?: string;
+                    /** @description Caching policy. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FulfillmentList"];
+                };
+            };
+            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            304: {
+                headers: {
+                    /** @description Entity tag. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `/problems/malformed-request`: Malformed request */
+            400: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/forbidden`: Forbidden */
+            403: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/not-found`: Not found */
+            404: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/not-acceptable`: Not acceptable */
+            406: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/validation-error`: Validation failed */
+            422: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/rate-limited`: Too many requests */
+            429: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/internal-error`: Internal error */
+            500: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "fulfillments-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The order. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example UPS */
+                    carrier: string;
+                    /** @example 1Z999AA10123456784 */
+                    tracking_number: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of the representation. */
+                    ETag?: string;
+                    /** @description Time of the last change (HTTP date). */
+                    "Last-Modified"?: string;
+                    /** @description Caching policy. */
+                    "Cache-Control"?: string;
+                    /** @description Path of the created resource. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fulfillment"];
+                };
+            };
+            /** @description `/problems/malformed-request`: Malformed request */
+            400: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/forbidden`: Forbidden */
+            403: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/not-found`: Not found */
+            404: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/not-acceptable`: Not acceptable */
+            406: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/conflict`: Conflict; `/problems/invalid-state-transition`: Invalid state transition */
+            409: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/precondition-failed`: Precondition failed */
+            412: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/payload-too-large`: Payload too large */
+            413: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/unsupported-media-type`: Unsupported media type */
+            415: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/validation-error`: Validation failed */
+            422: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/rate-limited`: Too many requests */
+            429: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/internal-error`: Internal error */
+            500: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "fulfillments-get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
+                "If-None-Match"?: string;
+                /** @description When the resource has not changed since this date the answer is 304. */
+                "If-Modified-Since"?: string;
+            };
+            path: {
+                /** @description The order. */
+                id: number;
+                /** @description The fulfillment. */
+                fulfillmentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of the representation. */
+                    ETag?: string;
+                    /** @description Time of the last change (HTTP date). */
+                    "Last-Modified"?: string;
+                    /** @description Caching policy. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fulfillment"];
+                };
+            };
+            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            304: {
+                headers: {
+                    /** @description Entity tag. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `/problems/malformed-request`: Malformed request */
+            400: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/forbidden`: Forbidden */
+            403: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/not-found`: Not found */
+            404: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/not-acceptable`: Not acceptable */
+            406: {
                 headers: {
                     /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
                     "X-Request-Id"?: string;
