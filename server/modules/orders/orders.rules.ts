@@ -44,9 +44,12 @@ export const awaitsPayment = (status: OrderStatus): boolean => findTransition(st
  */
 export const awaitsShipment = (status: OrderStatus): boolean => findTransition(status, 'shipped', 'fulfillment') !== undefined;
 
-/** Statuses an order reaches only after it was paid: from then on it can have fulfillments. */
+/** Statuses an order reaches only after it was paid. */
 const PAID_OR_LATER: readonly OrderStatus[] = ['paid', 'shipped', 'delivered', 'completed'];
-export const mayHaveFulfillments = (status: OrderStatus): boolean => PAID_OR_LATER.includes(status);
+export const isPaid = (status: OrderStatus): boolean => PAID_OR_LATER.includes(status);
+
+/** From payment on, an order can have fulfillments (its `fulfillments` link). */
+export const mayHaveFulfillments = isPaid;
 
 /** Items, customer and currency change only in draft; the address until the order ships. */
 export const itemsEditable = (status: OrderStatus): boolean => status === 'draft';

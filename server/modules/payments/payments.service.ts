@@ -14,7 +14,7 @@ import { isUniqueViolation } from '../../lib/db-errors.ts';
 import { toPage, type Page } from '../common.schemas.ts';
 import { orderTotal } from '../orders/orders.representation.ts';
 import { lockOrder, transition } from '../orders/orders.service.ts';
-import { allowedNext, awaitsPayment, type OrderStatus } from '../orders/orders.rules.ts';
+import { allowedNext, awaitsPayment, isPaid, type OrderStatus } from '../orders/orders.rules.ts';
 import type { Payment, PaymentInput, PaymentListQuery } from './payments.schemas.ts';
 
 interface Access {
@@ -49,9 +49,11 @@ const notFound = (id: number) => new DomainError('not-found', `Payment ${id} doe
 /** The 409 of a payment the order's status does not take; `allowed` as for every refused move. */
 function notPayable(orderId: number, status: OrderStatus): DomainError {
   const detail =
-    status === 'paid' || status === 'shipped' || status === 'delivered' || status === 'completed'
-      ? `Order ${orderId} is already paid (it is ${status}).`
-      : `Order ${orderId} is ${status}; only a confirmed order can be paid.`;
+    status === 'paid'
+      ? `Order ${orderId} is already paid.`
+      : isPaid(status)
+        ? `Order ${orderId} is already paid (it is ${status}).`
+        : `Order ${orderId} is ${status}; only a confirmed order can be paid.`;
   return new DomainError('invalid-state-transition', detail, {
     extensions: { current_status: status, requested_status: 'paid', allowed: allowedNext(status, 'payment') },
   });
