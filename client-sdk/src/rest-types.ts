@@ -3445,6 +3445,8 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Strong entity tag of the representation. */
                     ETag?: string;
+                    /** @description Time of the last change (HTTP date). */
+                    "Last-Modified"?: string;
                     /** @description Caching policy. */
                     "Cache-Control"?: string;
                     /** @description Path of the created resource. */
@@ -3602,6 +3604,8 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Strong entity tag of the representation. */
                     ETag?: string;
+                    /** @description Time of the last change (HTTP date). */
+                    "Last-Modified"?: string;
                     /** @description Caching policy. */
                     "Cache-Control"?: string;
                     [name: string]: unknown;

@@ -10,13 +10,15 @@ import type { RestMeta } from '../trpc/trpc.ts';
 
 export interface Validators {
   etag: string;
-  /** Single resources only: from the representation's `updated_at`. */
+  /** Single resources only: `updated_at`, or `created_at` for one that never changes (a payment). */
   lastModified: Date | undefined;
 }
 
 const updatedAt = (output: unknown): string | undefined => {
-  if (typeof output !== 'object' || output === null || !('updated_at' in output)) return undefined;
-  return typeof output.updated_at === 'string' ? output.updated_at : undefined;
+  if (typeof output !== 'object' || output === null) return undefined;
+  const { updated_at: updated, created_at: created } = output as { updated_at?: unknown; created_at?: unknown };
+  if (typeof updated === 'string') return updated;
+  return typeof created === 'string' ? created : undefined;
 };
 
 /** Sets `ETag` (and `Last-Modified` on a single resource) for the representation sent. */

@@ -195,11 +195,12 @@ describe('GET /payments/{id}: customers read their own, never cached', () => {
     payment = await payOrder(t, order, scene.alice.token);
   });
 
-  it('the owner reads it: 200, no-store, an ETag', async () => {
+  it('the owner reads it: 200, no-store, an ETag, Last-Modified from created_at (a payment never changes)', async () => {
     const res = await t.request({ method: 'GET', url: `${PAYMENTS}/${payment.id}`, token: scene.alice.token });
     expect(res.statusCode).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.headers.etag).toEqual(expect.any(String));
+    expect(res.headers['last-modified']).toBe(new Date(payment.created_at).toUTCString());
     expect(res.json()).toEqual(payment);
   });
 

@@ -11,12 +11,12 @@ const reader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'o
 const tags = ['payments'];
 
 // Payments are never cached (CONTRACT section 5): reads say no-store; writes always do.
-// No `kind: 'item'`: a payment never changes and has no updated_at to send as Last-Modified.
+// A payment never changes: its Last-Modified is its created_at.
 export const paymentsRouter = router({
   create: payer
     .meta({
       openapi: { method: 'POST', path: '/payments', tags, summary: 'Pay a confirmed order (the order becomes paid)' },
-      rest: { status: 201, location: '/payments/{id}', problems: ['not-found', 'invalid-state-transition'] },
+      rest: { status: 201, location: '/payments/{id}', kind: 'item', problems: ['not-found', 'invalid-state-transition'] },
     })
     .input(PaymentInput)
     .output(Payment)
@@ -25,7 +25,7 @@ export const paymentsRouter = router({
   get: reader
     .meta({
       openapi: { method: 'GET', path: '/payments/{id}', tags, summary: 'Read a payment (customers: of their own orders)' },
-      rest: { cache: 'no-store', problems: ['not-found'] },
+      rest: { kind: 'item', cache: 'no-store', problems: ['not-found'] },
     })
     .input(IdParam)
     .output(Payment)
