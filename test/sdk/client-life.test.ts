@@ -1,0 +1,74 @@
+/**
+ * An order's whole life through the typed client (`@order-service/client`, its source) over
+ * `/trpc` on a listening service: draft -> confirmed -> paid -> shipped -> delivered -> completed,
+ * each step by the role that may take it, and the refusals arriving as typed problems.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOrderServiceClient, isProblem, type OrderServiceClient } from '../../client-sdk/src/index.ts';
+import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+
+let t: TestApp;
+let url: string;
+let customer: TestUser;
+let admin: OrderServiceClient;
+let shopper: OrderServiceClient;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  url = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  customer = await t.createUser('customer');
+  admin = createOrderServiceClient({ url, token: t.admin.token });
+  shopper = createOrderServiceClient({ url, token: customer.token });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+async function problemSlug(call: () => Promise<unknown>): Promise<string> {
+  try {
+    await call();
+    return 'no error';
+  } catch (error) {
+    return isProblem(error) ? error.problem.type : `not a problem: ${String(error)}`;
+  }
+}
+
+describe('the whole life of an order through the typed client', () => {
+  it('draft -> confirmed -> paid -> shipped -> delivered -> completed', async () => {
+    const product = await admin.products.create.mutate({ sku: `LIFE-${Date.now()}`, name: 'Kettle', category: 'kitchen', price: 2500, stock: 5 });
+    const draft = await shopper.orders.create.mutate({ items: [{ product_id: product.id, quantity: 2 }], address: '1 Main St' });
+    expect(draft).toMatchObject({ status: 'draft', customer_id: customer.id, total: 5000 });
+
+    const confirmed = await shopper.orders.confirm.mutate({ id: draft.id });
+    expect(confirmed.status).toBe('confirmed');
+    expect((await admin.products.get.query({ id: product.id })).stock).toBe(3);
+
+    // A wrong amount is refused before any money moves.
+    expect(await problemSlug(() => shopper.payments.create.mutate({ order_id: draft.id, amount: 1, method: 'card' }))).toBe('/problems/validation-error');
+    const payment = await shopper.payments.create.mutate({ order_id: draft.id, amount: 5000, method: 'card' });
+    expect(payment).toMatchObject({ order_id: draft.id, amount: 5000, currency: 'USD', method: 'card', status: 'captured' });
+    expect((await shopper.orders.get.query({ id: draft.id })).status).toBe('paid');
+    expect(await problemSlug(() => shopper.payments.create.mutate({ order_id: draft.id, amount: 5000, method: 'card' }))).toBe(
+      '/problems/invalid-state-transition',
+    );
+
+    const requested = await admin.fulfillments.request.mutate({ id: draft.id });
+    expect(requested).toMatchObject({ order_id: draft.id, status: 'requested' });
+    const shipped = await admin.fulfillments.create.mutate({ id: draft.id, carrier: 'DHL', tracking_number: 'JD0123' });
+    expect(shipped).toMatchObject({ order_id: draft.id, status: 'shipped', carrier: 'DHL', tracking_number: 'JD0123' });
+    expect((await shopper.orders.get.query({ id: draft.id })).status).toBe('shipped');
+    const listed = await shopper.fulfillments.list.query({ id: draft.id });
+    expect(listed.data.map((f) => f.status)).toEqual(['shipped']);
+
+    // Customers may not set delivered; the admin may, then completed.
+    const current = await admin.orders.get.query({ id: draft.id });
+    const { id, customer_id, items, address, discount_code, currency } = current;
+    const body = { id, customer_id, items: items.map(({ product_id, quantity }) => ({ product_id, quantity })), address, discount_code, currency };
+    expect(await problemSlug(() => shopper.orders.replace.mutate({ ...body, status: 'delivered' }))).toBe('/problems/forbidden');
+    expect((await admin.orders.replace.mutate({ ...body, status: 'delivered' })).status).toBe('delivered');
+    expect((await admin.orders.replace.mutate({ ...body, status: 'completed' })).status).toBe('completed');
+
+    const payments = await shopper.payments.list.query({ order_id: draft.id });
+    expect(payments.data.map((p) => p.id)).toEqual([payment.id]);
+  });
+});
