@@ -15,6 +15,8 @@ import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './ht
 import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter.ts';
 import { registerTrpcEndpoint } from './http/trpc-endpoint.ts';
 import { appRouter } from './router.ts';
+import { defaultIdempotencySettings, type IdempotencySettings } from './trpc/context.ts';
+import { startKeyPurge } from './trpc/idempotency.ts';
 
 export interface AppOptions {
   database: Database;
@@ -31,6 +33,12 @@ export interface AppOptions {
   corsOrigins?: string[] | '*';
   /** PEM certificate and key: serve HTTPS (and send HSTS). */
   tls?: { cert: string; key: string };
+  /**
+   * Idempotency keys: kept `ttlHours` (default 24), a request waits at most `waitTimeoutMs`
+   * (default 10 s) for the first with its key; expired keys are purged every `purgeIntervalMs`
+   * (default 10 minutes).
+   */
+  idempotency?: Partial<IdempotencySettings> & { purgeIntervalMs?: number };
 }
 
 declare module 'fastify' {
@@ -161,7 +169,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.setErrorHandler((error, request, reply) => handleError(error, request, reply));
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new DomainError('not-found', `No resource at ${request.url.split('?')[0]}.`)));
-  app.addHook('onClose', async () => database.close());
+  const { purgeIntervalMs = 10 * 60_000, ...idempotencyOverrides } = options.idempotency ?? {};
+  const idempotency: IdempotencySettings = { ...defaultIdempotencySettings, ...idempotencyOverrides };
+  // Expired idempotency keys go in the background; stopped before the database closes.
+  const stopKeyPurge = startKeyPurge(database.db, app.log, purgeIntervalMs);
+  app.addHook('onClose', async () => {
+    await stopKeyPurge();
+    await database.close();
+  });
 
   const origins = options.corsOrigins ?? [];
   if (origins === '*' || origins.length > 0) {
@@ -170,12 +185,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       origin: origins === '*' ? true : origins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
       allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'If-Modified-Since', 'Idempotency-Key', 'X-Request-Id'],
-      exposedHeaders: ['ETag', 'Last-Modified', 'Location', 'Link', 'X-Request-Id', 'Allow', 'Accept-Post', 'Accept-Patch', 'WWW-Authenticate', 'Retry-After'],
+      exposedHeaders: ['ETag', 'Last-Modified', 'Location', 'Link', 'X-Request-Id', 'Allow', 'Accept-Post', 'Accept-Patch', 'WWW-Authenticate', 'Retry-After', 'Idempotent-Replayed'],
       maxAge: 600,
     });
   }
 
-  registerRestRoutes(app, { router: appRouter, db: database.db });
+  registerRestRoutes(app, { router: appRouter, db: database.db, idempotency });
 
   // Health: unversioned, GET/HEAD only. A rate-limit store that does not answer is `degraded`,
   // still 200: the service works (the limiter fails open); only the database decides 503.
@@ -203,7 +218,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // The typed client's door: same procedures and context as REST, problems in the error `data`.
   // The typed client sends at most 50 calls a request (its `maxItems`); more than MAX_TRPC_BATCH get a 400.
-  await registerTrpcEndpoint(app, { router: appRouter, db: database.db, maxBatchSize: MAX_TRPC_BATCH });
+  await registerTrpcEndpoint(app, { router: appRouter, db: database.db, maxBatchSize: MAX_TRPC_BATCH, idempotency });
 
   return app;
 }

@@ -52,6 +52,8 @@ const EnvSchema = z.object({
     .optional(),
   TLS_CERT_FILE: z.string().min(1).optional(),
   TLS_KEY_FILE: z.string().min(1).optional(),
+  // CONTRACT section 8: keys are kept 24 to 48 hours.
+  IDEMPOTENCY_TTL_HOURS: z.coerce.number().int().min(24).max(48).default(24),
 });
 
 export interface Config {
@@ -75,6 +77,8 @@ export interface Config {
   tls: { cert: string; key: string } | undefined;
   /** Browser origins allowed to call the API; `'*'` for any; empty: no CORS headers. */
   corsOrigins: string[] | '*';
+  /** Hours an idempotency key is kept before it is purged (24-48). */
+  idempotencyTtlHours: number;
 }
 
 export class ConfigError extends Error {
@@ -128,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY ?? false,
     logLevel: e.LOG_LEVEL,
     publicUrl: e.PUBLIC_URL,
+    idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     corsOrigins: e.CORS_ORIGINS === '*' ? '*' : (e.CORS_ORIGINS?.split(',').map((o) => o.trim()) ?? []),
     tls: e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { cert: readFileSync(e.TLS_CERT_FILE, 'utf8'), key: readFileSync(e.TLS_KEY_FILE, 'utf8') } : undefined,
   };

@@ -35,6 +35,7 @@ const app = await buildApp({
   trustProxy: config.trustProxy,
   ...(config.tls ? { tls: config.tls } : {}),
   corsOrigins: config.corsOrigins,
+  idempotency: { ttlHours: config.idempotencyTtlHours },
   rateLimit: { max: config.rateLimit.max, timeWindow: config.rateLimit.window, redisUrl: config.redisUrl },
   logger: {
     level: config.logLevel,

@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import type { Db } from '../db/client.ts';
 import { DomainError } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
-import { createContext } from '../trpc/context.ts';
+import { createContext, type IdempotencySettings } from '../trpc/context.ts';
 import { createCallerFactory, type RestMeta } from '../trpc/trpc.ts';
 import { notModified, sendValidators } from './conditional-requests.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
@@ -26,6 +26,7 @@ const CACHE_CONTROL: Record<NonNullable<RestMeta['cache']>, string> = {
 export interface RestAdapterOptions {
   router: AnyRouter;
   db: Db;
+  idempotency?: IdempotencySettings;
 }
 
 type CallProcedure = (input: unknown) => Promise<unknown>;
@@ -113,7 +114,7 @@ function linkHeader(request: FastifyRequest, output: { page: number; limit: numb
 
 export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOptions): void {
   const routes = restRoutes(options.router);
-  const { db } = options;
+  const { db, idempotency } = options;
   const createCaller = createCallerFactory(options.router);
 
   const handlerFor = (route: RestRoute) => {
@@ -123,7 +124,7 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
 
     return async (request: FastifyRequest, reply: FastifyReply) => {
       const input = buildInput(route, request);
-      const ctx = createContext(request, { db });
+      const ctx = createContext(request, { db, ...(idempotency ? { idempotency } : {}) });
       let output: unknown;
       try {
         output = await procedureAt(createCaller(ctx), route.procedurePath)(input);
@@ -140,8 +141,11 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
 
       // What the procedure layer asked for first, so the facade's own headers have the last word.
       reply.headers(ctx.response.headers);
-      reply.code(successStatus).header('cache-control', cacheControl);
-      if (successStatus === 204) return reply.send();
+      // A replayed creation (Idempotency-Key) answers 200: nothing was created by this request.
+      // Its Location and ETag come from the stored output, so they equal the first answer's.
+      const status = ctx.response.replayed ? 200 : successStatus;
+      reply.code(status).header('cache-control', cacheControl);
+      if (status === 204) return reply.send();
       if (route.rest.location) reply.header('location', API_PREFIX + fillTemplate(route.rest.location, output));
 
       const validators = sendValidators(reply, output, route.rest.kind);

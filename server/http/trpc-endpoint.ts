@@ -8,22 +8,23 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/client.ts';
 import { loggedCause } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
-import { createContext, type Context } from '../trpc/context.ts';
+import { createContext, type Context, type IdempotencySettings } from '../trpc/context.ts';
 
 export interface TrpcEndpointOptions {
   router: AnyRouter;
   db: Db;
   /** The most calls one request may carry; more is a 400. */
   maxBatchSize: number;
+  idempotency?: IdempotencySettings;
 }
 
 export async function registerTrpcEndpoint(app: FastifyInstance, options: TrpcEndpointOptions): Promise<void> {
-  const { db } = options;
+  const { db, idempotency } = options;
   const trpcOptions: FastifyTRPCPluginOptions<AnyRouter>['trpcOptions'] = {
     router: options.router,
     allowMethodOverride: false,
     maxBatchSize: options.maxBatchSize,
-    createContext: ({ req }): Context => createContext(req, { db }),
+    createContext: ({ req }): Context => createContext(req, { db, ...(idempotency ? { idempotency } : {}) }),
     // What the procedures put in the response bag, as on REST. A problem's own headers (Retry-After,
     // WWW-Authenticate, Allow...) as on REST too; errors are never cached, whatever the bag says.
     responseMeta: ({ ctx, errors }) => {

@@ -13,7 +13,7 @@ const byKey = ([a]: [string, unknown], [b]: [string, unknown]): number => (a < b
  * its keys were ordered when it was built (a service's `toX(row)`, or Zod's output parse in the
  * schema's field order). Otherwise JSON.stringify's rules hold (`toJSON`, undefined members dropped).
  */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, member: unknown) =>
     isPlainObject(member) ? Object.fromEntries(Object.entries(member).sort(byKey)) : member,
   );

@@ -22,7 +22,22 @@ declare module 'fastify' {
  */
 export interface ResponseBag {
   headers: Record<string, string>;
+  /**
+   * Set by the idempotency layer when the output is a stored one (a retried request): REST then
+   * answers 200 instead of the operation's 201/202 (CONTRACT section 8).
+   */
+  replayed?: boolean;
 }
+
+/** How the idempotency layer (server/trpc/idempotency.ts) keeps and waits for keys. */
+export interface IdempotencySettings {
+  /** How long a key is kept, then purged (`IDEMPOTENCY_TTL_HOURS`). */
+  ttlHours: number;
+  /** How long a request waits for the first request with its key before 409 (CONTRACT: 10 s). */
+  waitTimeoutMs: number;
+}
+
+export const defaultIdempotencySettings: IdempotencySettings = { ttlHours: 24, waitTimeoutMs: 10_000 };
 
 export interface Context {
   db: Db;
@@ -31,6 +46,11 @@ export interface Context {
   /** The request's logger: its lines carry the request id. */
   log: FastifyBaseLogger;
   preconditions: Preconditions;
+  /** The request's `Idempotency-Key` header as sent (validated by the idempotency layer). */
+  idempotencyKey: string | undefined;
+  /** The client's address (`request.ip`, proxy-aware): scopes anonymous callers' idempotency keys. */
+  clientAddress: string | undefined;
+  idempotency: IdempotencySettings;
   response: ResponseBag;
 }
 
@@ -40,6 +60,9 @@ export interface ContextInnerOptions {
   requestId?: string;
   log?: FastifyBaseLogger;
   preconditions?: Preconditions;
+  idempotencyKey?: string;
+  clientAddress?: string;
+  idempotency?: IdempotencySettings;
 }
 
 /** Calls without a request (tests, scripts) log nothing unless given a logger. */
@@ -56,6 +79,9 @@ export function createContextInner(options: ContextInnerOptions): Context {
     requestId: options.requestId ?? 'local',
     log: options.log ?? silentLogger,
     preconditions: options.preconditions ?? {},
+    idempotencyKey: options.idempotencyKey,
+    clientAddress: options.clientAddress,
+    idempotency: options.idempotency ?? defaultIdempotencySettings,
     response: { headers: {} },
   };
 }
@@ -63,6 +89,7 @@ export function createContextInner(options: ContextInnerOptions): Context {
 /** What a context needs besides the request. */
 export interface ContextDeps {
   db: Db;
+  idempotency?: IdempotencySettings;
 }
 
 /**
@@ -71,11 +98,16 @@ export interface ContextDeps {
  */
 export function createContext(request: FastifyRequest, deps: ContextDeps): Context {
   const ifMatch = parseEntityTags(request.headers['if-match']);
+  // Node joins a repeated header with ", ": a key sent twice is no valid key, and is refused.
+  const idempotencyKey = request.headers['idempotency-key'];
   return createContextInner({
     db: deps.db,
     caller: request.caller,
     requestId: String(request.id),
     log: request.log,
     preconditions: ifMatch ? { ifMatch } : {},
+    ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
+    clientAddress: request.ip,
+    ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
   });
 }

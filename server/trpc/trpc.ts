@@ -5,6 +5,7 @@ import { missingToken } from '../auth/tokens.ts';
 import { DomainError, problemBody, problemTypes, type Problem } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import type { Context } from './context.ts';
+import { idempotent } from './idempotency.ts';
 
 /** How the REST facade answers a procedure, beside trpc-to-openapi's method and path. */
 export interface RestMeta {
@@ -72,7 +73,25 @@ const enforcePolicy = t.middleware(({ ctx, meta, next }) => {
   return next();
 });
 
-const baseProcedure = t.procedure.use(domainErrors).use(enforcePolicy);
+/**
+ * `Idempotency-Key` on every creating operation (POST answering 201/202; server/trpc/idempotency.ts),
+ * after the policy: a refused caller never touches a key.
+ */
+const idempotency = t.middleware(({ ctx, meta, path, getRawInput, next }) =>
+  idempotent({
+    ctx,
+    meta,
+    path,
+    getRawInput,
+    run: (db) => next({ ctx: { db } }),
+    outputOf: (result) => (result.ok ? result.data : undefined),
+    // tRPC reads only `ok` and `data` of a result; its `marker` is a compile-time brand that makes
+    // middlewares pass next()'s result on, which a replay, by design, does not call.
+    replay: (output) => ({ ok: true, data: output }) as unknown as Awaited<ReturnType<typeof next<{ db: Context['db'] }>>>,
+  }),
+);
+
+const baseProcedure = t.procedure.use(domainErrors).use(enforcePolicy).use(idempotency);
 
 /** Anyone, with or without a token (`ctx.caller` may be null). */
 export const publicProcedure = baseProcedure.meta({ policy: PUBLIC });

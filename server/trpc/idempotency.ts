@@ -1,0 +1,249 @@
+/**
+ * Idempotency keys (CONTRACT section 8), once, in the procedure layer: REST (`Idempotency-Key`
+ * header), `/trpc` (the same header) and `createCaller` (`createContextInner({ idempotencyKey })`)
+ * share it, and every creating operation gets it without declaring anything.
+ *
+ * A creating operation is a procedure whose `meta.openapi.method` is POST and whose
+ * `meta.rest.status` is 201 or 202. Other procedures ignore the header, as the IETF draft allows.
+ *
+ * Exactly once, on any number of instances: the key's row is inserted in the same transaction as
+ * the operation's writes (the procedure runs with `ctx.db` = that transaction; a service's own
+ * `db.transaction` becomes a savepoint in it). A second request with the key blocks on the row's
+ * lock until the first commits (then replays its stored output) or rolls back (then runs itself).
+ */
+import { hash } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../db/client.ts';
+import { idempotencyKeys } from '../db/schema.ts';
+import { DomainError } from '../errors/problems.ts';
+import { canonicalJson } from '../lib/etag.ts';
+import type { Context } from './context.ts';
+import type { Meta } from './trpc.ts';
+
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+/** 1-255 visible ASCII characters (CONTRACT section 8). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** Whether a procedure creates something, and so honours `Idempotency-Key`. */
+export function isCreatingOperation(meta: { openapi?: { method?: string }; rest?: { status?: number } } | undefined): boolean {
+  return meta?.openapi?.method === 'POST' && (meta.rest?.status === 201 || meta.rest?.status === 202);
+}
+
+/**
+ * Whose key it is. Users and service clients by their token's `sub` (kept apart: a client id
+ * could equal a user id); anonymous callers (registration) by their address, so two strangers
+ * behind different addresses cannot replay each other's result.
+ */
+function scopeOf(ctx: Context): string {
+  if (ctx.caller) return `${ctx.caller.role === 'service' ? 'client' : 'user'}:${ctx.caller.sub}`;
+  return `anonymous:${ctx.clientAddress ?? 'local'}`;
+}
+
+function malformedKey(message: string): DomainError {
+  return new DomainError('malformed-request', `The ${IDEMPOTENCY_HEADER} header ${message}.`, {
+    errors: [{ field: IDEMPOTENCY_HEADER, message }],
+  });
+}
+
+/** The SQLSTATE anywhere in the error's cause chain (drizzle wraps the driver's error). */
+function sqlState(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** The procedure's result as tRPC's middlewares pass it on. */
+interface Outcome {
+  ok: boolean;
+}
+
+export interface IdempotentCall<R extends Outcome> {
+  ctx: Context;
+  meta: Meta | undefined;
+  /** The procedure's dotted path: the operation a key is bound to. */
+  path: string;
+  getRawInput: () => Promise<unknown>;
+  /** Runs the procedure with `ctx.db` = `db`. */
+  run: (db: Db) => Promise<R>;
+  /** The output of an ok result. */
+  outputOf: (result: R) => unknown;
+  /** An ok result carrying a stored output, without running the procedure. */
+  replay: (output: unknown) => R;
+}
+
+/** Carries a failed result out of the transaction, so it rolls back and the key stays free. */
+class Failed<R> {
+  constructor(readonly result: R) {}
+}
+
+interface StoredKey {
+  operation: string;
+  fingerprint: string;
+  responseBody: string;
+  expired: boolean;
+}
+
+export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Promise<R> {
+  const { ctx } = call;
+  const key = ctx.idempotencyKey;
+  if (key === undefined || !isCreatingOperation(call.meta)) return call.run(ctx.db);
+  if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
+    throw malformedKey(key.length === 0 || key.length > 255 ? 'must be 1 to 255 characters long' : 'may hold only visible ASCII characters (no spaces)');
+  }
+  const scope = scopeOf(ctx);
+  const operation = call.path;
+  // The input as sent (REST: body and path parameters), in one canonical text whatever its key order.
+  const fingerprint = hash('sha256', canonicalJson(await call.getRawInput()), 'base64url');
+  const { ttlHours, waitTimeoutMs } = ctx.idempotency;
+  const waitMs = Math.max(1, Math.trunc(waitTimeoutMs));
+
+  try {
+    return await ctx.db.transaction(async (tx) => {
+      // Only the wait for the key gets the longer bounds; the operation keeps the usual ones.
+      // The statement bound stays above the lock bound, so a long wait ends as 409, not 503.
+      await tx.execute(sql.raw(`set local lock_timeout = ${waitMs}`));
+      await tx.execute(sql.raw(`set local statement_timeout = ${waitMs + 5_000}`));
+      let stored: StoredKey | undefined;
+      try {
+        stored = await claimKey(tx, { scope, key, operation, fingerprint, ttlHours });
+      } catch (error) {
+        if (sqlState(error) === '55P03') {
+          throw new DomainError('idempotency-key-in-use', 'A request with this idempotency key is still being processed. Retry shortly.', {
+            headers: { 'retry-after': '1' },
+            cause: error,
+          });
+        }
+        throw error;
+      }
+      await tx.execute(sql`set local lock_timeout to default`);
+      await tx.execute(sql`set local statement_timeout to default`);
+
+      if (stored) {
+        if (stored.operation !== operation || stored.fingerprint !== fingerprint) {
+          throw new DomainError(
+            'idempotency-key-mismatch',
+            `This ${IDEMPOTENCY_HEADER} was used with a different request; use a new key for a new operation.`,
+          );
+        }
+        ctx.response.replayed = true;
+        ctx.response.headers['idempotent-replayed'] = 'true';
+        return call.replay(JSON.parse(stored.responseBody) as unknown);
+      }
+
+      const result = await call.run(tx);
+      // A failed attempt is not stored: rolling back frees the key for a corrected retry.
+      if (!result.ok) throw new Failed(result);
+      await tx
+        .update(idempotencyKeys)
+        .set({ responseStatus: call.meta?.rest?.status ?? 200, responseBody: JSON.stringify(call.outputOf(result)) })
+        .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
+      return result;
+    });
+  } catch (error) {
+    if (error instanceof Failed) return (error as Failed<R>).result;
+    throw error;
+  }
+}
+
+/**
+ * Takes the key for this transaction: undefined when it was free (a placeholder row now holds
+ * it, committed only with the operation's result), else the completed row, locked. An in-flight
+ * first request makes both statements wait on its row lock until it commits or rolls back.
+ */
+async function claimKey(
+  tx: Db,
+  row: { scope: string; key: string; operation: string; fingerprint: string; ttlHours: number },
+): Promise<StoredKey | undefined> {
+  const where = and(eq(idempotencyKeys.scope, row.scope), eq(idempotencyKeys.key, row.key));
+  // Bounded: each round either inserts or finds a row; a row purged in between costs one more.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const inserted = await tx
+      .insert(idempotencyKeys)
+      .values({
+        scope: row.scope,
+        key: row.key,
+        operation: row.operation,
+        fingerprint: row.fingerprint,
+        responseStatus: 0,
+        responseBody: '',
+        expiresAt: sql`now() + make_interval(hours => ${row.ttlHours})`,
+      })
+      .onConflictDoNothing()
+      .returning({ key: idempotencyKeys.key });
+    if (inserted.length > 0) return undefined;
+
+    const [existing] = await tx
+      .select({
+        operation: idempotencyKeys.operation,
+        fingerprint: idempotencyKeys.fingerprint,
+        responseBody: idempotencyKeys.responseBody,
+        expired: sql<boolean>`${idempotencyKeys.expiresAt} <= now()`,
+      })
+      .from(idempotencyKeys)
+      .where(where)
+      .for('update');
+    if (!existing) continue;
+    if (!existing.expired) return existing;
+    // Past its lifetime the key is free, purged or not: the request is a new operation.
+    await tx.delete(idempotencyKeys).where(where);
+  }
+  throw new Error('idempotency key could not be claimed');
+}
+
+/** Expired keys deleted per statement: short statements, short locks. */
+const PURGE_BATCH = 1000;
+
+/**
+ * Deletes expired keys in batches. Rows a request holds (an expired key being taken over) are
+ * skipped, never waited for, so the purge never blocks a request. Returns how many it deleted.
+ */
+export async function purgeExpiredKeys(db: Db): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await db.execute(sql`
+      delete from ${idempotencyKeys} where ctid in (
+        select ctid from ${idempotencyKeys} where ${idempotencyKeys.expiresAt} < now()
+        limit ${PURGE_BATCH} for update skip locked)`);
+    const count = rowCount(deleted);
+    total += count;
+    if (count < PURGE_BATCH) return total;
+  }
+}
+
+/** Both drivers report a DELETE's row count, under different names. */
+function rowCount(result: unknown): number {
+  const r = result as { count?: unknown; affectedRows?: unknown };
+  if (typeof r.count === 'number') return r.count;
+  if (typeof r.affectedRows === 'number') return r.affectedRows;
+  return 0;
+}
+
+/**
+ * Runs `purgeExpiredKeys` every `intervalMs` (unref'd: it never keeps the process alive).
+ * Failures are logged and the next round tries again. Returns the stop function (for onClose).
+ */
+export function startKeyPurge(db: Db, log: FastifyBaseLogger, intervalMs: number): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = purgeExpiredKeys(db)
+      .then((deleted) => {
+        if (deleted > 0) log.info({ deleted }, 'expired idempotency keys purged');
+      })
+      .catch((error: unknown) => log.warn({ err: error }, 'idempotency key purge failed; retrying next round'))
+      .finally(() => {
+        running = undefined;
+      });
+  }, intervalMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    // The database closes after this: let a round in progress finish first.
+    await running;
+  };
+}

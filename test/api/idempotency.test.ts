@@ -1,0 +1,472 @@
+/**
+ * CONTRACT section 8: `Idempotency-Key` on every creating POST (a POST answering 201 or 202),
+ * through REST, /trpc and createCaller. The matrix runs over the creating operations the route
+ * table holds, so an operation added later is covered (or this file names it as missing).
+ */
+import { hash } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TokenService } from '../../server/auth/tokens.ts';
+import { buildApp } from '../../server/app.ts';
+import type { Caller } from '../../server/auth/tokens.ts';
+import type { Db } from '../../server/db/client.ts';
+import { idempotencyKeys } from '../../server/db/schema.ts';
+import { restRoutes } from '../../server/http/rest-routes.ts';
+import { API_PREFIX } from '../../server/lib/api-paths.ts';
+import { canonicalJson } from '../../server/lib/etag.ts';
+import { appRouter } from '../../server/router.ts';
+import { createContextInner } from '../../server/trpc/context.ts';
+import { isCreatingOperation, purgeExpiredKeys } from '../../server/trpc/idempotency.ts';
+import { createCallerFactory } from '../../server/trpc/trpc.ts';
+import { createTestApp, createUserRow, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
+import { createTestDatabase, onPostgres } from '../helpers/db.ts';
+import { advanceOrder, createOrderScene, draftOrder, orderAction, type OrderScene } from '../helpers/orders.ts';
+import { expectProblem } from '../helpers/problems.ts';
+import { productInput } from '../helpers/products.ts';
+import { userInput } from '../helpers/users.ts';
+
+/** One request of an operation: where to POST, with which body. */
+interface Call {
+  url: string;
+  body: Record<string, unknown>;
+}
+
+/** Who sends it: a token, or nobody (anonymous) from an address. */
+interface Actor {
+  token?: string;
+  remoteAddress?: string;
+}
+
+/** For one test, a fresh target: a valid call, another valid call, and one that fails (4xx). */
+interface Scenario {
+  call: Call;
+  other: Call;
+  failing: Call;
+}
+
+interface Operation {
+  /** Two callers whose keys must not collide. */
+  actors(t: TestApp): Promise<[Actor, Actor]>;
+  scenario(t: TestApp, actor: Actor): Promise<Scenario>;
+}
+
+const api = (path: string) => API_PREFIX + path;
+
+let scene: OrderScene;
+/** Orders of a customer with a token in `actor`: the scene's products, in a draft of their own. */
+const customerOf = new Map<string, TestUser>();
+
+async function customerActor(t: TestApp): Promise<Actor> {
+  const user = await t.createUser('customer');
+  customerOf.set(user.token, user);
+  return { token: user.token };
+}
+
+function ownerOf(actor: Actor): TestUser {
+  const user = actor.token === undefined ? undefined : customerOf.get(actor.token);
+  if (!user) throw new Error('actor is not a scene customer');
+  return user;
+}
+
+async function draftOf(t: TestApp, owner: TestUser) {
+  return draftOrder(t, scene, { owner, items: [{ product_id: scene.mug.id, quantity: 1 }] });
+}
+
+async function confirmedOrder(t: TestApp, owner: TestUser) {
+  const draft = await draftOf(t, owner);
+  expect((await orderAction(t, draft.id, 'confirm', owner.token)).statusCode).toBe(200);
+  return { ...draft, status: 'confirmed' };
+}
+
+async function paidOrder(t: TestApp) {
+  const owner = await t.createUser('customer');
+  return advanceOrder(t, await draftOf(t, owner), 'paid', owner);
+}
+
+const adminActors = async (t: TestApp): Promise<[Actor, Actor]> => [{ token: t.admin.token }, { token: (await t.createUser('admin')).token }];
+
+/** Every creating operation of the service, by procedure path. */
+const operations: Record<string, Operation> = {
+  'products.create': {
+    actors: adminActors,
+    scenario: async () => ({
+      call: { url: api('/products'), body: productInput() },
+      other: { url: api('/products'), body: productInput() },
+      failing: { url: api('/products'), body: { ...productInput(), price: -1 } },
+    }),
+  },
+  'users.create': {
+    // Anonymous registration: keys are scoped by the client's address.
+    actors: async () => [{ remoteAddress: '10.9.0.1' }, { remoteAddress: '10.9.0.2' }],
+    scenario: async () => ({
+      call: { url: api('/users'), body: userInput() },
+      other: { url: api('/users'), body: userInput() },
+      failing: { url: api('/users'), body: { ...userInput(), email: 'not-an-email' } },
+    }),
+  },
+  'orders.create': {
+    actors: async (t) => [await customerActor(t), await customerActor(t)],
+    scenario: async () => ({
+      call: { url: api('/orders'), body: { items: [{ product_id: scene.mug.id, quantity: 1 }] } },
+      other: { url: api('/orders'), body: { items: [{ product_id: scene.mug.id, quantity: 2 }] } },
+      failing: { url: api('/orders'), body: { items: [{ product_id: scene.mug.id, quantity: 0 }] } },
+    }),
+  },
+  'payments.create': {
+    actors: async (t) => [await customerActor(t), await customerActor(t)],
+    scenario: async (t, actor) => {
+      const order = await confirmedOrder(t, ownerOf(actor));
+      const another = await confirmedOrder(t, ownerOf(actor));
+      return {
+        call: { url: api('/payments'), body: { order_id: order.id, amount: order.total, method: 'card' } },
+        other: { url: api('/payments'), body: { order_id: another.id, amount: another.total, method: 'card' } },
+        failing: { url: api('/payments'), body: { order_id: order.id, amount: order.total + 1, method: 'card' } },
+      };
+    },
+  },
+  'fulfillments.request': {
+    actors: adminActors,
+    scenario: async (t) => {
+      const [order, another] = [await paidOrder(t), await paidOrder(t)];
+      return {
+        call: { url: api(`/orders/${order.id}/send-to-fulfillment`), body: {} },
+        other: { url: api(`/orders/${another.id}/send-to-fulfillment`), body: {} },
+        failing: { url: api(`/orders/${order.id + 1_000_000}/send-to-fulfillment`), body: {} },
+      };
+    },
+  },
+  'fulfillments.create': {
+    actors: adminActors,
+    scenario: async (t) => {
+      const [order, another] = [await paidOrder(t), await paidOrder(t)];
+      const shipment = { carrier: 'UPS', tracking_number: '1Z999' };
+      return {
+        call: { url: api(`/orders/${order.id}/fulfillments`), body: shipment },
+        other: { url: api(`/orders/${another.id}/fulfillments`), body: shipment },
+        failing: { url: api(`/orders/${order.id}/fulfillments`), body: { carrier: '', tracking_number: '1Z999' } },
+      };
+    },
+  },
+};
+
+const creating = restRoutes(appRouter).filter((route) => isCreatingOperation({ openapi: { method: route.method }, rest: route.rest }));
+
+let t: TestApp;
+let keySequence = 0;
+const newKey = () => `key-${++keySequence}-${Math.random().toString(36).slice(2)}`;
+
+function post(call: Call, actor: Actor, key?: string): Promise<LightMyRequestResponse> {
+  return t.app.inject({
+    method: 'POST',
+    url: call.url,
+    payload: call.body,
+    ...(actor.remoteAddress ? { remoteAddress: actor.remoteAddress } : {}),
+    headers: { ...(actor.token ? { authorization: `Bearer ${actor.token}` } : {}), ...(key === undefined ? {} : { 'idempotency-key': key }) },
+  });
+}
+
+const idOf = (res: LightMyRequestResponse): number => res.json<{ id: number }>().id;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  scene = await createOrderScene(t);
+});
+afterAll(async () => t.close());
+
+describe('which operations honour Idempotency-Key', () => {
+  it('every POST answering 201 or 202 is a creating operation, and each has a case in this matrix', () => {
+    expect(creating.map((r) => r.procedurePath).sort()).toEqual(expect.arrayContaining(['orders.create', 'products.create', 'users.create']));
+    expect(creating.filter((r) => !(r.procedurePath in operations)).map((r) => r.procedurePath)).toEqual([]);
+  });
+});
+
+describe.each(creating.map((route) => [route.procedurePath, route] as const))('%s with Idempotency-Key (CONTRACT section 8)', (path, route) => {
+  const operation = operations[path];
+  if (!operation) return;
+  const successStatus = route.rest.status ?? 201;
+
+  it(`the first request runs (${successStatus}); the same key and request replays it: 200, same body, Location and ETag, Idempotent-Replayed: true`, async () => {
+    const [actor] = await operation.actors(t);
+    const { call } = await operation.scenario(t, actor);
+    const key = newKey();
+    const first = await post(call, actor, key);
+    expect(first.statusCode, first.body).toBe(successStatus);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const again = await post(call, actor, key);
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toBe(first.body);
+    expect(idOf(again)).toBe(idOf(first));
+    expect(again.headers.location).toBe(first.headers.location);
+    expect(again.headers.etag).toBe(first.headers.etag);
+    expect(again.headers['cache-control']).toBe('no-store');
+  });
+
+  it('the same key with another request is 422 idempotency-key-mismatch, and creates nothing', async () => {
+    const [actor] = await operation.actors(t);
+    const { call, other } = await operation.scenario(t, actor);
+    const key = newKey();
+    expect((await post(call, actor, key)).statusCode).toBe(successStatus);
+    expectProblem(await post(other, actor, key), 422, 'idempotency-key-mismatch');
+    // The other request was not run: without the key it still can be.
+    expect((await post(other, actor)).statusCode).toBe(successStatus);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['256 characters', 'k'.repeat(256)],
+    ['with a space', 'a key'],
+    ['with a control character', 'key\u0001x'],
+    ['with a non-ASCII character', 'clé'],
+  ])('a key %s is 400 malformed-request naming the header', async (_name, key) => {
+    const [actor] = await operation.actors(t);
+    const { call } = await operation.scenario(t, actor);
+    const res = await post(call, actor, key);
+    if (res.statusCode === 400 && res.json<{ type: string }>().type === '/problems/malformed-request' && res.json<{ errors?: unknown }>().errors === undefined) {
+      // Node itself refuses a header value with a control character before any route runs.
+      return;
+    }
+    expectProblem(res, 400, 'malformed-request', { fields: ['Idempotency-Key'] });
+  });
+
+  it('255 visible ASCII characters are a valid key', async () => {
+    const [actor] = await operation.actors(t);
+    const { call } = await operation.scenario(t, actor);
+    const key = `~${newKey()}`.padEnd(255, '!');
+    expect((await post(call, actor, key)).statusCode).toBe(successStatus);
+    expect((await post(call, actor, key)).statusCode).toBe(200);
+  });
+
+  it('without a key every request is a new operation (never a replay)', async () => {
+    const [actor] = await operation.actors(t);
+    const { call } = await operation.scenario(t, actor);
+    const first = await post(call, actor);
+    expect(first.statusCode, first.body).toBe(successStatus);
+    const second = await post(call, actor);
+    expect(second.headers['idempotent-replayed']).toBeUndefined();
+    // A second creation, or a refusal of it (a second payment of one order): never the first's answer.
+    if (second.statusCode === successStatus) expect(idOf(second)).not.toBe(idOf(first));
+    else expect(second.statusCode).toBeGreaterThanOrEqual(400);
+  });
+
+  it("equal keys of two callers do not collide: each runs its own operation", async () => {
+    const [alice, bob] = await operation.actors(t);
+    const key = newKey();
+    const a = await post((await operation.scenario(t, alice)).call, alice, key);
+    const b = await post((await operation.scenario(t, bob)).call, bob, key);
+    expect(a.statusCode, a.body).toBe(successStatus);
+    expect(b.statusCode, b.body).toBe(successStatus);
+    expect(idOf(b)).not.toBe(idOf(a));
+  });
+
+  it('a failed first attempt leaves the key free: a corrected request with it runs', async () => {
+    const [actor] = await operation.actors(t);
+    const { call, failing } = await operation.scenario(t, actor);
+    const key = newKey();
+    const failed = await post(failing, actor, key);
+    expect(failed.statusCode, failed.body).toBeGreaterThanOrEqual(400);
+    expect(failed.statusCode).toBeLessThan(500);
+    const res = await post(call, actor, key);
+    expect(res.statusCode, res.body).toBe(successStatus);
+    expect(res.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('an expired key is free again: the request runs as a new operation', async () => {
+    const [actor] = await operation.actors(t);
+    const first = await operation.scenario(t, actor);
+    const key = newKey();
+    expect((await post(first.call, actor, key)).statusCode).toBe(successStatus);
+    await t.db.execute(sql`update ${idempotencyKeys} set expires_at = now() - interval '1 second' where key = ${key}`);
+    // Another request even: the expired key no longer binds it.
+    const res = await post(first.other, actor, key);
+    expect(res.statusCode, res.body).toBe(successStatus);
+    expect((await post(first.other, actor, key)).statusCode).toBe(200);
+  });
+});
+
+describe('the key is kept for IDEMPOTENCY_TTL_HOURS, then purged', () => {
+  it('a new key expires 24 hours after its first use by default', async () => {
+    const key = newKey();
+    const res = await post({ url: api('/products'), body: productInput() }, { token: t.admin.token }, key);
+    expect(res.statusCode).toBe(201);
+    const [row] = await t.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, key));
+    expect(row).toBeDefined();
+    expect(((row?.expiresAt.getTime() ?? 0) - (row?.createdAt.getTime() ?? 0)) / 3_600_000).toBeCloseTo(24, 3);
+  });
+
+  it('purgeExpiredKeys deletes expired keys only, in batches', async () => {
+    const live = newKey();
+    expect((await post({ url: api('/products'), body: productInput() }, { token: t.admin.token }, live)).statusCode).toBe(201);
+    const expired = Array.from({ length: 1205 }, (_, i) => ({
+      scope: 'user:purge-test',
+      key: `expired-${i}`,
+      operation: 'products.create',
+      fingerprint: 'x',
+      responseStatus: 201,
+      responseBody: '{}',
+      expiresAt: new Date(Date.now() - 60_000),
+    }));
+    await t.db.insert(idempotencyKeys).values(expired);
+    expect(await purgeExpiredKeys(t.db)).toBeGreaterThanOrEqual(1205);
+    const left = await t.db.select({ key: idempotencyKeys.key }).from(idempotencyKeys);
+    expect(left.map((r) => r.key)).toContain(live);
+    expect(left.some((r) => r.key.startsWith('expired-'))).toBe(false);
+  });
+});
+
+describe('Idempotency-Key through /trpc', () => {
+  const trpcCreate = (body: unknown, key: string | undefined, token = t.admin.token) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/trpc/products.create',
+      payload: body as Record<string, unknown>,
+      headers: { authorization: `Bearer ${token}`, ...(key === undefined ? {} : { 'idempotency-key': key }) },
+    });
+
+  it('the same key replays the first result (same id) with Idempotent-Replayed: true; another input is 422', async () => {
+    const body = productInput();
+    const key = newKey();
+    const first = await trpcCreate(body, key);
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const again = await trpcCreate(body, key);
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    type Data = { result: { data: { id: number } } };
+    expect(again.json<Data>().result.data).toEqual(first.json<Data>().result.data);
+    const mismatch = await trpcCreate(productInput(), key);
+    expect(mismatch.statusCode).toBe(422);
+    expect(mismatch.json<{ error: { data: { problem: { type: string } } } }>().error.data.problem.type).toBe('/problems/idempotency-key-mismatch');
+  });
+
+  it('a key used over REST replays over /trpc: one operation, whichever door', async () => {
+    const body = productInput();
+    const key = newKey();
+    const rest = await post({ url: api('/products'), body }, { token: t.admin.token }, key);
+    expect(rest.statusCode).toBe(201);
+    const trpc = await trpcCreate(body, key);
+    expect(trpc.headers['idempotent-replayed']).toBe('true');
+    expect(trpc.json<{ result: { data: { id: number } } }>().result.data.id).toBe(idOf(rest));
+  });
+
+  it('an invalid key is 400 malformed-request', async () => {
+    const res = await trpcCreate(productInput(), 'a b');
+    expect(res.statusCode).toBe(400);
+    expect(res.json<{ error: { data: { problem: { type: string } } } }>().error.data.problem.type).toBe('/problems/malformed-request');
+  });
+});
+
+describe('Idempotency-Key through createCaller (createContextInner({ idempotencyKey }))', () => {
+  it('replays with ctx.response.replayed set, and the operation ran once', async () => {
+    const caller = (await t.tokens.authenticate(`Bearer ${t.admin.token}`)) as Caller;
+    const createCaller = createCallerFactory(appRouter);
+    const body = productInput();
+    const key = newKey();
+    const firstCtx = createContextInner({ db: t.db, caller, idempotencyKey: key });
+    const first = await createCaller(firstCtx).products.create(body);
+    expect(firstCtx.response.replayed).toBeUndefined();
+    const againCtx = createContextInner({ db: t.db, caller, idempotencyKey: key });
+    const again = await createCaller(againCtx).products.create(body);
+    expect(again).toEqual(first);
+    expect(againCtx.response.replayed).toBe(true);
+    expect(againCtx.response.headers['idempotent-replayed']).toBe('true');
+  });
+});
+
+// A held key row needs a second connection: PostgreSQL only (PGlite runs one transaction at a time).
+describe.skipIf(!onPostgres)('a request arriving while the first with its key runs waits for it (PostgreSQL)', () => {
+  // An app of its own, waiting at most 1.5 s for a held key instead of 10 s.
+  let waiting: { app: FastifyInstance; db: Db; tokens: TokenService };
+
+  beforeAll(async () => {
+    const database = await createTestDatabase();
+    const tokens = new TokenService(TEST_JWT);
+    const app = await buildApp({ database, tokens, rateLimit: { max: 1_000_000, timeWindow: '1 minute' }, idempotency: { waitTimeoutMs: 1500 } });
+    await app.ready();
+    waiting = { app, db: database.db, tokens };
+  });
+  afterAll(async () => waiting.app.close());
+
+  /** Who lets the holding transaction go, and how. */
+  const decision = () => {
+    let release: (how: 'commit' | 'rollback') => void = () => {};
+    const decided = new Promise<'commit' | 'rollback'>((resolve) => {
+      release = resolve;
+    });
+    return { decided, release };
+  };
+
+  const heldKey = async (adminUser: TestUser, body: Record<string, unknown>, key: string, release: Promise<'commit' | 'rollback'>) => {
+    const fingerprint = hash('sha256', canonicalJson(body), 'base64url');
+    let inserted: () => void = () => {};
+    const holding = new Promise<void>((resolve) => {
+      inserted = resolve;
+    });
+    const done = waiting.db
+      .transaction(async (tx) => {
+        await tx.insert(idempotencyKeys).values({
+          scope: `user:${adminUser.id}`,
+          key,
+          operation: 'products.create',
+          fingerprint,
+          responseStatus: 201,
+          responseBody: JSON.stringify({ id: 424242, held: true }),
+          expiresAt: new Date(Date.now() + 3_600_000),
+        });
+        inserted();
+        if ((await release) === 'rollback') throw new Error('rolled back on purpose');
+      })
+      .catch(() => {});
+    await holding;
+    // Wrapped: an async function returning the promise itself would wait for it.
+    return { done };
+  };
+
+  const postAs = (user: TestUser, body: Record<string, unknown>, key: string) =>
+    waiting.app.inject({ method: 'POST', url: api('/products'), payload: body, headers: { authorization: `Bearer ${user.token}`, 'idempotency-key': key } });
+
+  it('the first commits while the second waits: the second replays the first result', async () => {
+    const user = await createUserRow(waiting.db, waiting.tokens, 'admin');
+    const body = productInput();
+    const key = newKey();
+    const { decided, release } = decision();
+    const { done: held } = await heldKey(user, body, key, decided);
+    const second = postAs(user, body, key);
+    setTimeout(() => release('commit'), 300);
+    const res = await second;
+    await held;
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['idempotent-replayed']).toBe('true');
+    expect(res.json()).toEqual({ id: 424242, held: true });
+  });
+
+  it('the first rolls back while the second waits: the second runs itself (201)', async () => {
+    const user = await createUserRow(waiting.db, waiting.tokens, 'admin');
+    const body = productInput();
+    const key = newKey();
+    const { decided, release } = decision();
+    const { done: held } = await heldKey(user, body, key, decided);
+    const second = postAs(user, body, key);
+    setTimeout(() => release('rollback'), 300);
+    const res = await second;
+    await held;
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('a wait longer than the bound is 409 idempotency-key-in-use with Retry-After: 1', async () => {
+    const user = await createUserRow(waiting.db, waiting.tokens, 'admin');
+    const body = productInput();
+    const key = newKey();
+    const { decided, release } = decision();
+    const { done: held } = await heldKey(user, body, key, decided);
+    const started = performance.now();
+    const res = await postAs(user, body, key);
+    release('rollback');
+    await held;
+    expectProblem(res, 409, 'idempotency-key-in-use');
+    expect(res.headers['retry-after']).toBe('1');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1400);
+  });
+});
