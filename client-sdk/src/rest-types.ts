@@ -609,7 +609,10 @@ export interface operations {
     "products-create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -647,6 +650,27 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result, nothing created again. */
+            200: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of the representation. */
+                    ETag?: string;
+                    /** @description Time of the last change (HTTP date). */
+                    "Last-Modified"?: string;
+                    /** @description Caching policy. */
+                    "Cache-Control"?: string;
+                    /** @description Path of the created resource. */
+                    Location?: string;
+                    /** @description Present (`true`) on a replayed answer. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Product"];
+                };
+            };
             /** @description Created. */
             201: {
                 headers: {
@@ -710,7 +734,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `/problems/duplicate-resource`: Duplicate resource */
+            /** @description `/problems/duplicate-resource`: Duplicate resource; `/problems/idempotency-key-in-use`: Idempotency key in use */
             409: {
                 headers: {
                     /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
@@ -743,7 +767,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description `/problems/validation-error`: Validation failed; `/problems/idempotency-key-mismatch`: Idempotency key reused with a different request */
             422: {
                 headers: {
                     /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
@@ -1367,7 +1391,10 @@ export interface operations {
     "users-create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1393,6 +1420,27 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result, nothing created again. */
+            200: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of the representation. */
+                    ETag?: string;
+                    /** @description Time of the last change (HTTP date). */
+                    "Last-Modified"?: string;
+                    /** @description Caching policy. */
+                    "Cache-Control"?: string;
+                    /** @description Path of the created resource. */
+                    Location?: string;
+                    /** @description Present (`true`) on a replayed answer. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
             /** @description Created. */
             201: {
                 headers: {
@@ -1456,7 +1504,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `/problems/duplicate-resource`: Duplicate resource */
+            /** @description `/problems/duplicate-resource`: Duplicate resource; `/problems/idempotency-key-in-use`: Idempotency key in use */
             409: {
                 headers: {
                     /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
@@ -1489,7 +1537,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description `/problems/validation-error`: Validation failed; `/problems/idempotency-key-mismatch`: Idempotency key reused with a different request */
             422: {
                 headers: {
                     /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
@@ -2104,7 +2152,10 @@ export interface operations {
     "orders-create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2140,6 +2191,27 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result, nothing created again. */
+            200: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of the representation. */
+                    ETag?: string;
+                    /** @description Time of the last change (HTTP date). */
+                    "Last-Modified"?: string;
+                    /** @description Caching policy. */
+                    "Cache-Control"?: string;
+                    /** @description Path of the created resource. */
+                    Location?: string;
+                    /** @description Present (`true`) on a replayed answer. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
             /** @description Created. */
             201: {
                 headers: {
@@ -2203,6 +2275,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `/problems/idempotency-key-in-use`: Idempotency key in use */
+            409: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `/problems/payload-too-large`: Payload too large */
             413: {
                 headers: {
@@ -2225,7 +2308,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description `/problems/validation-error`: Validation failed; `/problems/idempotency-key-mismatch`: Idempotency key reused with a different request */
             422: {
                 headers: {
                     /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
@@ -3416,7 +3499,10 @@ export interface operations {
     "payments-create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3438,6 +3524,27 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result, nothing created again. */
+            200: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of the representation. */
+                    ETag?: string;
+                    /** @description Time of the last change (HTTP date). */
+                    "Last-Modified"?: string;
+                    /** @description Caching policy. */
+                    "Cache-Control"?: string;
+                    /** @description Path of the created resource. */
+                    Location?: string;
+                    /** @description Present (`true`) on a replayed answer. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
             /** @description Created. */
             201: {
                 headers: {
@@ -3512,7 +3619,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `/problems/invalid-state-transition`: Invalid state transition */
+            /** @description `/problems/invalid-state-transition`: Invalid state transition; `/problems/idempotency-key-in-use`: Idempotency key in use */
             409: {
                 headers: {
                     /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
@@ -3545,7 +3652,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description `/problems/validation-error`: Validation failed; `/problems/idempotency-key-mismatch`: Idempotency key reused with a different request */
             422: {
                 headers: {
                     /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
@@ -3708,6 +3815,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
                 "If-Match"?: string;
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: string;
             };
             path: {
                 /** @description The order. */
@@ -3717,6 +3826,27 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result, nothing created again. */
+            200: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of the representation. */
+                    ETag?: string;
+                    /** @description Time of the last change (HTTP date). */
+                    "Last-Modified"?: string;
+                    /** @description Caching policy. */
+                    "Cache-Control"?: string;
+                    /** @description Path of the created resource. */
+                    Location?: string;
+                    /** @description Present (`true`) on a replayed answer. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fulfillment"];
+                };
+            };
             /** @description Success. */
             202: {
                 headers: {
@@ -3791,7 +3921,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `/problems/conflict`: Conflict; `/problems/invalid-state-transition`: Invalid state transition */
+            /** @description `/problems/conflict`: Conflict; `/problems/invalid-state-transition`: Invalid state transition; `/problems/idempotency-key-in-use`: Idempotency key in use */
             409: {
                 headers: {
                     /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
@@ -3813,7 +3943,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description `/problems/validation-error`: Validation failed; `/problems/idempotency-key-mismatch`: Idempotency key reused with a different request */
             422: {
                 headers: {
                     /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
@@ -3990,6 +4120,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
                 "If-Match"?: string;
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: string;
             };
             path: {
                 /** @description The order. */
@@ -4008,6 +4140,27 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result, nothing created again. */
+            200: {
+                headers: {
+                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
+                    "X-Request-Id"?: string;
+                    /** @description Strong entity tag of the representation. */
+                    ETag?: string;
+                    /** @description Time of the last change (HTTP date). */
+                    "Last-Modified"?: string;
+                    /** @description Caching policy. */
+                    "Cache-Control"?: string;
+                    /** @description Path of the created resource. */
+                    Location?: string;
+                    /** @description Present (`true`) on a replayed answer. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fulfillment"];
+                };
+            };
             /** @description Created. */
             201: {
                 headers: {
@@ -4082,7 +4235,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `/problems/conflict`: Conflict; `/problems/invalid-state-transition`: Invalid state transition */
+            /** @description `/problems/conflict`: Conflict; `/problems/invalid-state-transition`: Invalid state transition; `/problems/idempotency-key-in-use`: Idempotency key in use */
             409: {
                 headers: {
                     /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
@@ -4126,7 +4279,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description `/problems/validation-error`: Validation failed; `/problems/idempotency-key-mismatch`: Idempotency key reused with a different request */
             422: {
                 headers: {
                     /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */

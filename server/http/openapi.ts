@@ -8,6 +8,7 @@ import type { AnyRouter } from '@trpc/server';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { problemTypes, type ProblemSlug } from '../errors/problems.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
+import { IDEMPOTENCY_HEADER, isCreatingOperation } from '../trpc/idempotency.ts';
 import { restRoutes } from './rest-routes.ts';
 
 type Json = Record<string, unknown>;
@@ -63,6 +64,15 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
       status === 204
         ? { description: 'Done; no body.', headers }
         : { description: status === 201 ? 'Created.' : 'Success.', headers, content: success.content };
+    const creating = isCreatingOperation({ openapi: { method: route.method }, rest: route.rest });
+    if (creating) {
+      // A retried request with its Idempotency-Key: the first answer's body, Location and ETag.
+      responses['200'] = {
+        description: `Replayed: a request with this ${IDEMPOTENCY_HEADER} already succeeded; its stored result, nothing created again.`,
+        headers: { ...headers, 'Idempotent-Replayed': header('Present (`true`) on a replayed answer.', { type: 'string', enum: ['true'] }) },
+        content: success.content,
+      };
+    }
     if (isRead) responses['304'] = { description: 'Not modified (If-None-Match / If-Modified-Since).', headers: { ETag: header('Entity tag.') } };
 
     const slugs = new Set<ProblemSlug>(['malformed-request', 'not-acceptable', 'rate-limited', 'internal-error']);
@@ -78,6 +88,10 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
     if (isRead && route.queryParams.size > 0) slugs.add('validation-error');
     if (!isRead && route.pathParams.size > 0) slugs.add('precondition-failed');
     for (const slug of route.rest.problems ?? []) slugs.add(slug);
+    if (creating) {
+      slugs.add('idempotency-key-in-use');
+      slugs.add('idempotency-key-mismatch');
+    }
 
     const byStatus = new Map<number, ProblemSlug[]>();
     for (const slug of slugs) {
@@ -121,6 +135,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAP
         ifModifiedSinceParameter,
       ];
     }
+    if (creating) operation.parameters = [...((operation.parameters as Json[] | undefined) ?? []), idempotencyKeyParameter];
   }
 
   // trpc-to-openapi's own error shapes describe nothing this service answers.
@@ -241,6 +256,17 @@ const ifMatchParameter = {
   required: false,
   schema: { type: 'string', pattern: `^(\\*|${ENTITY_TAG}([ \\t]*,[ \\t]*${ENTITY_TAG})*)$` },
   description: 'Entity tag from a previous read (or `*`); a stale or malformed one answers 412.',
+};
+/** CONTRACT section 8 (server/trpc/idempotency.ts). */
+const idempotencyKeyParameter = {
+  name: IDEMPOTENCY_HEADER,
+  in: 'header',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]{1,255}$' },
+  description:
+    'Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored ' +
+    'result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for ' +
+    'it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free.',
 };
 const ifNoneMatchParameter = {
   name: 'If-None-Match',

@@ -462,7 +462,10 @@ function expectDocumentedResponse(op: DocumentedOperation, res: LightMyRequestRe
   return documented;
 }
 
-const successCodes = (op: DocumentedOperation) => Object.keys(op.operation.responses).filter((code) => /^2\d\d$/.test(code));
+/** A creating POST's 200 that replays a stored result (Idempotency-Key) besides its own 201/202. */
+const isReplay = (op: DocumentedOperation, code: string) => code === '200' && op.operation.responses[code]?.headers?.['Idempotent-Replayed'] !== undefined;
+/** The success status of a first request: a replay's 200 is the same operation's answer repeated. */
+const successCodes = (op: DocumentedOperation) => Object.keys(op.operation.responses).filter((code) => /^2\d\d$/.test(code) && !isReplay(op, code));
 
 // ---------------------------------------------------------------------------------------------
 
@@ -505,6 +508,21 @@ describe('the document states the statuses the contract fixes (CONTRACT 4 and 5)
       const created = op.operation.responses['201'];
       expect(created, `${op.method} ${op.path} documents no 201`).toBeDefined();
       expect(Object.keys(created?.headers ?? {}).map((h) => h.toLowerCase()), `${op.method} ${op.path} 201 headers`).toContain('location');
+    }
+  });
+
+  it('every POST answering 201 or 202 documents Idempotency-Key, the 200 replay with Idempotent-Replayed, and 409/422 key problems (CONTRACT 8)', () => {
+    const creating = operations.filter((o) => o.method === 'POST' && ['201', '202'].some((code) => o.operation.responses[code]));
+    expect(creating.length).toBeGreaterThanOrEqual(3);
+    for (const op of creating) {
+      const name = `${op.method} ${op.path}`;
+      const parameter = (op.operation.parameters ?? []).find((p) => 'name' in p && p.name === 'Idempotency-Key');
+      expect(parameter, `${name} declares no Idempotency-Key`).toMatchObject({ in: 'header', required: false, schema: { maxLength: 255 } });
+      const first = op.operation.responses['201'] ?? op.operation.responses['202'];
+      expect(isReplay(op, '200'), `${name} documents no replay`).toBe(true);
+      expect(op.operation.responses['200']?.content, name).toEqual(first?.content);
+      expect(op.operation.responses['409']?.description, name).toContain('idempotency-key-in-use');
+      expect(op.operation.responses['422']?.description, name).toContain('idempotency-key-mismatch');
     }
   });
 
