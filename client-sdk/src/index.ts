@@ -2,7 +2,17 @@
  * The typed client of order-service: its tRPC procedures over `/trpc`, batched, with every
  * error the service answers raised as an `OrderServiceError` that carries the RFC 9457 problem.
  */
-import { createTRPCClient, httpBatchLink, TRPCClientError, type HTTPBatchLinkOptions, type TRPCClient, type TRPCLink } from '@trpc/client';
+import {
+  createTRPCClient,
+  httpBatchLink,
+  httpLink,
+  splitLink,
+  TRPCClientError,
+  type HTTPBatchLinkOptions,
+  type Operation,
+  type TRPCClient,
+  type TRPCLink,
+} from '@trpc/client';
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import { observable } from '@trpc/server/observable';
 import type { AppRouter, ErrorShape, ProblemSlug } from './app-router.js';
@@ -97,26 +107,64 @@ const problemLink: TRPCLink<AppRouter> =
     });
 
 /**
+ * Per-call options the client understands, passed as `context` of a call. A type, not an
+ * interface: tRPC's call context is a record, which only a type literal is assignable to.
+ */
+export type CallContext = {
+  /**
+   * Sent as `Idempotency-Key`: retrying a creating call with the same key never creates twice; the
+   * service answers the first call's result again. 1-255 visible ASCII characters, e.g. a UUID.
+   */
+  idempotencyKey?: string;
+};
+
+/**
+ * The options of a call that must run at most once however often it is retried:
+ * `await client.payments.create.mutate(input, idempotent(key))`. Keep the key for the retries of
+ * one operation (a timeout, a lost connection) and make a new one for the next operation.
+ */
+export function idempotent(idempotencyKey: string): { context: CallContext } {
+  return { context: { idempotencyKey } };
+}
+
+const idempotencyKeyOf = (op: Operation): string | undefined => {
+  const key = op.context.idempotencyKey;
+  return typeof key === 'string' ? key : undefined;
+};
+
+/**
  * A typed client of the service's procedures: `await client.products.create.mutate({...})`,
  * `await client.products.list.query({ category })`. Calls made together go in one request.
  */
 export function createOrderServiceClient(options: OrderServiceClientOptions): OrderServiceClient {
   const { token, getToken } = options;
   const url = `${String(options.url).replace(/\/+$/, '')}/trpc`;
+  const fetchOption = options.fetch ? { fetch: options.fetch } : {};
+  const authorization = async (): Promise<Record<string, string>> => {
+    const current = getToken ? await getToken() : token;
+    return current ? { authorization: `Bearer ${current}` } : {};
+  };
   return createTRPCClient<AppRouter>({
     links: [
       problemLink,
-      httpBatchLink({
-        url,
-        ...(options.fetch ? { fetch: options.fetch } : {}),
-        // Browsers and proxies refuse long URLs; longer batches of queries are split. The
-        // service takes up to 100 calls a request; 50 keeps each response small.
-        maxURLLength: 2083,
-        maxItems: 50,
-        headers: async () => {
-          const current = getToken ? await getToken() : token;
-          return current ? { authorization: `Bearer ${current}` } : {};
-        },
+      splitLink({
+        // The key is a header of the whole HTTP request: a call with one travels alone, so a
+        // batch never carries one key for several calls.
+        condition: (op) => idempotencyKeyOf(op) !== undefined,
+        true: httpLink({
+          url,
+          ...fetchOption,
+          headers: async ({ op }) => ({ ...(await authorization()), 'idempotency-key': idempotencyKeyOf(op) ?? '' }),
+        }),
+        false: httpBatchLink({
+          url,
+          ...fetchOption,
+          // Browsers and proxies refuse long URLs; longer batches of queries are split. The
+          // service takes up to 100 calls a request; 50 keeps each response small.
+          maxURLLength: 2083,
+          maxItems: 50,
+          headers: authorization,
+        }),
       }),
     ],
   });

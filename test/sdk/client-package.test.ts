@@ -24,7 +24,7 @@ const sdkManifest = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8'
 
 /** A front end's code: every `@ts-expect-error` must meet an error, or tsc fails. */
 const consumerSource = String.raw`
-import { createOrderServiceClient, isProblem, OrderServiceError, type Problem, type RouterInputs, type RouterOutputs } from '@order-service/client';
+import { createOrderServiceClient, idempotent, isProblem, OrderServiceError, type Problem, type RouterInputs, type RouterOutputs } from '@order-service/client';
 import type { components, paths } from '@order-service/client/rest';
 
 type NewProduct = paths['/products']['post']['requestBody']['content']['application/json'];
@@ -34,9 +34,13 @@ const url = process.env.ORDER_SERVICE_URL ?? '';
 const token = process.env.ORDER_SERVICE_TOKEN ?? '';
 
 let requests = 0;
-const countingFetch: typeof fetch = (input, init) => {
+/** The Idempotent-Replayed header of every answer, in order. */
+const replayed: (string | null)[] = [];
+const countingFetch: typeof fetch = async (input, init) => {
   requests += 1;
-  return fetch(input, init);
+  const response = await fetch(input, init);
+  replayed.push(response.headers.get('idempotent-replayed'));
+  return response;
 };
 const admin = createOrderServiceClient({ url, getToken: async () => token, fetch: countingFetch });
 const anonymous = createOrderServiceClient({ url, fetch: countingFetch });
@@ -53,6 +57,8 @@ export async function wrongInputs(): Promise<void> {
   await admin.products.create.query({ sku: 'A-1', name: 'Mug', category: 'kitchen', price: 900 });
   // @ts-expect-error an order item names product_id and quantity
   await admin.orders.create.mutate({ items: [{ product: 1, quantity: 1 }] });
+  // @ts-expect-error an idempotency key is a string
+  await admin.products.create.mutate({ sku: 'A-1', name: 'Mug', category: 'kitchen', price: 900 }, idempotent(42));
   // @ts-expect-error token and getToken exclude each other
   createOrderServiceClient({ url, token, getToken: () => token });
   const product = await anonymous.products.get.query({ id: 1 });
@@ -104,7 +110,29 @@ const invalid = await problemOf(() => admin.products.create.mutate({ sku: '', na
 const anonymousWrite = await problemOf(() => anonymous.products.create.mutate({ sku: 'A-2', name: 'Mug', category: 'kitchen', price: 900 }));
 const restProduct: components['schemas']['Product'] = created;
 
-console.log(JSON.stringify({ created, listed: list.data.map((p) => p.sku), one, batchedRequests, burstResult, invalid, anonymousWrite, restProduct }));
+// A retried creation with one idempotency key: one product, the retry answered from the first.
+const key = 'sdk-' + Date.now();
+const kettle = { sku: 'SDK-K-' + Date.now(), name: 'Kettle', category: 'kitchen-sdk-keyed', price: 2500 };
+const firstKeyed = await admin.products.create.mutate(kettle, idempotent(key));
+const firstReplayed = replayed.at(-1);
+const retried = await admin.products.create.mutate(kettle, idempotent(key));
+const retryReplayed = replayed.at(-1);
+// Keyed calls made together each travel alone (never batched under one key).
+const beforeKeyedPair = requests;
+const keyedPair = await Promise.all([admin.products.create.mutate(kettle, idempotent(key)), admin.products.create.mutate(kettle, idempotent(key))]);
+const keyedPairRequests = requests - beforeKeyedPair;
+const keyedList = await anonymous.products.list.query({ category: 'kitchen-sdk-keyed' });
+const mismatch = await problemOf(() => admin.products.create.mutate({ ...kettle, price: 2600 }, idempotent(key)));
+const idempotency = {
+  ids: [firstKeyed.id, retried.id, ...keyedPair.map((p) => p.id)],
+  firstReplayed,
+  retryReplayed,
+  keyedPairRequests,
+  listed: keyedList.data.length,
+  mismatch,
+};
+
+console.log(JSON.stringify({ created, listed: list.data.map((p) => p.sku), one, batchedRequests, burstResult, invalid, anonymousWrite, restProduct, idempotency }));
 `;
 
 const consumerConfig = (moduleResolution: 'NodeNext' | 'Bundler') => ({
@@ -241,6 +269,16 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
       });
       const fields = (output.invalid as { problem: { errors: { field: string }[] } }).problem.errors.map((e) => e.field);
       expect(fields.sort()).toEqual(['price', 'sku']);
+    });
+
+    it('idempotent(key): a retried creation answers the first result (same id, Idempotent-Replayed: true), once in the database; keyed calls are never batched; another input is 422', () => {
+      const idempotency = output.idempotency as { ids: number[]; firstReplayed: string | null; retryReplayed: string | null; keyedPairRequests: number; listed: number; mismatch: unknown };
+      expect(new Set(idempotency.ids).size).toBe(1);
+      expect(idempotency.firstReplayed).toBeNull();
+      expect(idempotency.retryReplayed).toBe('true');
+      expect(idempotency.keyedPairRequests).toBe(2);
+      expect(idempotency.listed).toBe(1);
+      expect(idempotency.mismatch).toMatchObject({ instance: true, status: 422, problem: { type: '/problems/idempotency-key-mismatch' } });
     });
 
     it('receives a write without a token as a 401 problem', () => {
