@@ -6,7 +6,7 @@
 import { hash } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TokenService } from '../../server/auth/tokens.ts';
 import { buildApp } from '../../server/app.ts';
 import type { Caller } from '../../server/auth/tokens.ts';
@@ -312,6 +312,29 @@ describe('the key is kept for IDEMPOTENCY_TTL_HOURS, then purged', () => {
     const left = await t.db.select({ key: idempotencyKeys.key }).from(idempotencyKeys);
     expect(left.map((r) => r.key)).toContain(live);
     expect(left.some((r) => r.key.startsWith('expired-'))).toBe(false);
+  });
+});
+
+describe('the purge job', () => {
+  it('the app purges expired keys in the background, and stops the job when it closes', async () => {
+    const database = await createTestDatabase();
+    const app = await buildApp({ database, tokens: new TokenService(TEST_JWT), idempotency: { purgeIntervalMs: 20 } });
+    try {
+      await app.ready();
+      await database.db.insert(idempotencyKeys).values({
+        scope: 'user:purge-job',
+        key: 'expired',
+        operation: 'products.create',
+        fingerprint: 'x',
+        responseStatus: 201,
+        responseBody: '{}',
+        expiresAt: new Date(Date.now() - 1000),
+      });
+      await vi.waitFor(async () => expect(await database.db.select().from(idempotencyKeys)).toEqual([]), { timeout: 5000, interval: 20 });
+    } finally {
+      // onClose stops the job before the database closes: nothing runs on a closed database.
+      await app.close();
+    }
   });
 });
 
