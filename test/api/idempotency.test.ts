@@ -11,6 +11,7 @@ import { TokenService } from '../../server/auth/tokens.ts';
 import { buildApp } from '../../server/app.ts';
 import type { Caller } from '../../server/auth/tokens.ts';
 import type { Db } from '../../server/db/client.ts';
+import { loadConfig } from '../../server/config.ts';
 import { idempotencyKeys } from '../../server/db/schema.ts';
 import { restRoutes } from '../../server/http/rest-routes.ts';
 import { API_PREFIX } from '../../server/lib/api-paths.ts';
@@ -293,6 +294,24 @@ describe('the key is kept for IDEMPOTENCY_TTL_HOURS, then purged', () => {
     const [row] = await t.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, key));
     expect(row).toBeDefined();
     expect(((row?.expiresAt.getTime() ?? 0) - (row?.createdAt.getTime() ?? 0)) / 3_600_000).toBeCloseTo(24, 3);
+  });
+
+  it('IDEMPOTENCY_TTL_HOURS is 24 unless set, 24 to 48 accepted, anything else refused naming it', () => {
+    const env = { DATABASE_URL: 'memory://', DATA_DIR: '.unused' };
+    expect(loadConfig(env).idempotencyTtlHours).toBe(24);
+    expect(loadConfig({ ...env, IDEMPOTENCY_TTL_HOURS: '48' }).idempotencyTtlHours).toBe(48);
+    for (const bad of ['23', '49', '24.5', 'day']) {
+      expect(() => loadConfig({ ...env, IDEMPOTENCY_TTL_HOURS: bad }), bad).toThrow(/IDEMPOTENCY_TTL_HOURS/);
+    }
+  });
+
+  it('a key kept 48 hours when the setting says so', async () => {
+    const caller = (await t.tokens.authenticate(`Bearer ${t.admin.token}`)) as Caller;
+    const key = newKey();
+    const ctx = createContextInner({ db: t.db, caller, idempotencyKey: key, idempotency: { ttlHours: 48, waitTimeoutMs: 10_000 } });
+    await createCallerFactory(appRouter)(ctx).products.create(productInput());
+    const [row] = await t.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, key));
+    expect(((row?.expiresAt.getTime() ?? 0) - (row?.createdAt.getTime() ?? 0)) / 3_600_000).toBeCloseTo(48, 3);
   });
 
   it('purgeExpiredKeys deletes expired keys only, in batches', async () => {
