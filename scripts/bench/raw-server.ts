@@ -1,0 +1,447 @@
+/**
+ * The benchmark's baseline (issue 12): what a careful hand-written server does for the measured
+ * operations, with none of the service's layers (tRPC, drizzle, Zod, the REST facade, rate
+ * limiting). Bare Fastify + postgres.js tagged templates + jose, the same SQL statements the
+ * services issue (read off server/modules/*\/*.service.ts and server/trpc/idempotency.ts), the same
+ * JSON (fields and order), the same headers (ETag as server/lib/etag.ts computes it, Last-Modified,
+ * Cache-Control, Content-Type, X-Request-Id, the security headers) except RateLimit-*.
+ *
+ * It serves only the benchmark's cases and their happy paths; anything else is a short problem.
+ * Run by scripts/bench/run.ts with DATABASE_URL, JWT_SECRET, PORT (and JWT_ISSUER/JWT_AUDIENCE).
+ *
+ * Kept by hand on purpose: if a service's SQL changes, this file should change with it, so the
+ * ratio keeps comparing the same database work.
+ */
+import { hash, randomUUID } from 'node:crypto';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { jwtVerify } from 'jose';
+import postgres from 'postgres';
+
+const env = (name: string, fallback?: string): string => {
+  const value = process.env[name] ?? fallback;
+  if (value === undefined || value === '') throw new Error(`raw-server: ${name} is required`);
+  return value;
+};
+
+const databaseUrl = env('DATABASE_URL');
+const key = new TextEncoder().encode(env('JWT_SECRET'));
+const issuer = env('JWT_ISSUER', 'order-service');
+const audience = env('JWT_AUDIENCE', 'order-service-api');
+const port = Number(env('PORT'));
+const API = '/api/v1';
+
+// The service's pool: 10 connections (DATABASE_POOL_SIZE default), its session settings
+// (server/db/client.ts defaultDatabaseTimeouts).
+const sql = postgres(databaseUrl, {
+  max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
+  onnotice: () => {},
+  idle_timeout: 60,
+  connection: {
+    application_name: 'order-service-raw',
+    statement_timeout: 10_000,
+    lock_timeout: 3_000,
+    idle_in_transaction_session_timeout: 30_000,
+  },
+});
+
+// --- what the service computes the same way --------------------------------------------------
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+};
+const byKey = ([a]: [string, unknown], [b]: [string, unknown]): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** server/lib/etag.ts's algorithm, copied rather than imported: the baseline depends on no service code. */
+const canonicalJson = (value: unknown): string =>
+  JSON.stringify(value, (_key, member: unknown) => (isPlainObject(member) ? Object.fromEntries(Object.entries(member).sort(byKey)) : member));
+const entityTag = (value: unknown): string => `"${hash('sha1', canonicalJson(value), 'base64url')}"`;
+
+const CACHE = { public: 'public, max-age=60', private: 'private, max-age=0, must-revalidate', noStore: 'no-store' } as const;
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+interface Caller {
+  sub: string;
+  role: string;
+  userId: number | undefined;
+}
+
+class Problem extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** jose HS256 with the checks server/auth/tokens.ts makes (algorithm, issuer, audience, required claims, sub). */
+async function authenticate(request: FastifyRequest): Promise<Caller> {
+  const header = request.headers.authorization;
+  const token = header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
+  if (!token) throw new Problem(401, 'missing token');
+  let payload;
+  try {
+    ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], issuer, audience, requiredClaims: ['exp', 'iat', 'sub'] }));
+  } catch {
+    throw new Problem(401, 'invalid token');
+  }
+  const { sub, role } = payload;
+  if (typeof sub !== 'string' || typeof role !== 'string') throw new Problem(401, 'invalid token');
+  const userId = /^[1-9][0-9]{0,9}$/.test(sub) ? Number(sub) : undefined;
+  return { sub, role, userId: role === 'customer' || role === 'admin' ? userId : undefined };
+}
+
+/** Sends a representation as the facade does: validators, cache policy, the body in schema field order. */
+function send(reply: FastifyReply, status: number, cacheControl: string, body: unknown, lastModified?: string): FastifyReply {
+  reply.code(status).header('cache-control', cacheControl).header('etag', entityTag(body));
+  if (lastModified !== undefined) reply.header('last-modified', new Date(lastModified).toUTCString());
+  return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+function linkHeader(request: FastifyRequest, page: { page: number; limit: number; has_more: boolean }): string | undefined {
+  const [path = '', search = ''] = request.url.split('?');
+  const links: string[] = [];
+  const at = (n: number) => {
+    const params = new URLSearchParams(search);
+    params.set('page', String(n));
+    params.set('limit', String(page.limit));
+    return `<${path}?${params.toString()}>`;
+  };
+  if (page.has_more) links.push(`${at(page.page + 1)}; rel="next"`);
+  if (page.page > 1) links.push(`${at(page.page - 1)}; rel="prev"`);
+  return links.length > 0 ? links.join(', ') : undefined;
+}
+
+function intParam(value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !/^\d+$/.test(value)) throw new Problem(400, 'not an integer');
+  const n = Number(value);
+  if (n < min || n > max) throw new Problem(422, 'out of range');
+  return n;
+}
+
+// --- products ----------------------------------------------------------------------------------
+
+interface ProductRow {
+  id: number;
+  sku: string;
+  name: string;
+  description: string | null;
+  category: string;
+  price: number;
+  currency: string;
+  stock: number;
+  archived_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toProduct = (r: ProductRow) => ({
+  id: r.id,
+  sku: r.sku,
+  name: r.name,
+  description: r.description,
+  category: r.category,
+  price: r.price,
+  currency: r.currency,
+  stock: r.stock,
+  created_at: r.created_at.toISOString(),
+  updated_at: r.updated_at.toISOString(),
+});
+
+// --- orders ------------------------------------------------------------------------------------
+
+interface OrderRow {
+  id: number;
+  customer_id: number;
+  address: string | null;
+  status: string;
+  discount_code: string | null;
+  currency: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface ItemRow {
+  id: number;
+  order_id: number;
+  position: number;
+  product_id: number;
+  quantity: number;
+  unit_price: number;
+}
+
+/** The `_links` each status allows (server/modules/orders/orders.rules.ts's table, written out). */
+function orderLinks(id: number, status: string): Record<string, { href: string; method: string }> {
+  const self = `${API}/orders/${id}`;
+  const links: Record<string, { href: string; method: string }> = { self: { href: self, method: 'GET' } };
+  if (status === 'draft') links.confirm = { href: `${self}/confirm`, method: 'POST' };
+  if (status === 'draft' || status === 'confirmed') links.cancel = { href: `${self}/cancel`, method: 'POST' };
+  if (status === 'confirmed') links.pay = { href: `${API}/payments`, method: 'POST' };
+  if (status === 'paid') links['send-to-fulfillment'] = { href: `${self}/send-to-fulfillment`, method: 'POST' };
+  if (status === 'paid' || status === 'shipped' || status === 'delivered' || status === 'completed') {
+    links.fulfillments = { href: `${self}/fulfillments`, method: 'GET' };
+  }
+  return links;
+}
+
+function toOrder(row: OrderRow, items: ItemRow[]) {
+  const lines = [...items]
+    .sort((a, b) => a.position - b.position)
+    .map((i) => ({ product_id: i.product_id, quantity: i.quantity, unit_price: i.unit_price, line_total: i.unit_price * i.quantity }));
+  return {
+    id: row.id,
+    customer_id: row.customer_id,
+    items: lines,
+    address: row.address,
+    status: row.status,
+    discount_code: row.discount_code,
+    currency: row.currency,
+    total: lines.reduce((sum, line) => sum + line.line_total, 0),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    _links: orderLinks(row.id, row.status),
+  };
+}
+
+/** Customers see their own orders only (someone else's looks missing). */
+const mayRead = (caller: Caller, row: OrderRow): boolean => caller.role !== 'customer' || caller.userId === row.customer_id;
+
+type Tx = postgres.TransactionSql;
+
+interface ItemSpec {
+  product_id: number;
+  quantity: number;
+}
+
+function readItems(body: unknown): ItemSpec[] {
+  const items = isPlainObject(body) ? body.items : undefined;
+  if (!Array.isArray(items) || items.length > 100) throw new Problem(422, 'items');
+  return items.map((item: unknown) => {
+    if (!isPlainObject(item) || !Number.isInteger(item.product_id) || !Number.isInteger(item.quantity)) throw new Problem(422, 'item');
+    return { product_id: Number(item.product_id), quantity: Number(item.quantity) };
+  });
+}
+
+// --- the server --------------------------------------------------------------------------------
+
+const app = Fastify({
+  logger: false,
+  genReqId: (request) => {
+    const incoming = request.headers['x-request-id'];
+    return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  },
+});
+
+app.addHook('onRequest', async (request, reply) => {
+  reply.header('x-request-id', request.id);
+  reply.header('x-content-type-options', 'nosniff');
+  reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+});
+
+app.setErrorHandler((error, _request, reply) => {
+  const status = error instanceof Problem ? error.status : 500;
+  if (status === 500) console.error(error);
+  return reply
+    .code(status)
+    .header('content-type', 'application/problem+json')
+    .send(JSON.stringify({ type: 'about:blank', status, title: error instanceof Error ? error.message : 'error' }));
+});
+
+app.get('/api/health', async (_request, reply) => {
+  await sql`select 1`;
+  return reply.header('cache-control', 'no-store').send({ status: 'ok' });
+});
+
+app.get<{ Params: { id: string } }>(`${API}/products/:id`, async (request, reply) => {
+  const id = intParam(request.params.id, 0, 1, 2_147_483_647);
+  const [row] = await sql<ProductRow[]>`
+    select id, sku, name, description, category, price, currency, stock, archived_at, created_at, updated_at
+    from products where products.id = ${id}`;
+  if (!row) throw new Problem(404, 'not found');
+  if (row.archived_at) throw new Problem(410, 'gone');
+  const product = toProduct(row);
+  return send(reply, 200, CACHE.public, product, product.updated_at);
+});
+
+app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/products`, async (request, reply) => {
+  const { category } = request.query;
+  const page = intParam(request.query.page, 1, 1, 1_000_000);
+  const limit = intParam(request.query.limit, 20, 1, 100);
+  // listProducts: live products, the category filter, a total order by id, one extra row for has_more.
+  const rows = await sql<ProductRow[]>`
+    select id, sku, name, description, category, price, currency, stock, archived_at, created_at, updated_at
+    from products
+    where (products.archived_at is null ${category === undefined ? sql`` : sql`and products.category = ${category}`})
+    order by products.id asc limit ${limit + 1} offset ${(page - 1) * limit}`;
+  const body = { data: rows.slice(0, limit).map(toProduct), page, limit, has_more: rows.length > limit };
+  const link = linkHeader(request, body);
+  if (link) reply.header('link', link);
+  return send(reply, 200, CACHE.public, body);
+});
+
+app.get<{ Params: { id: string } }>(`${API}/orders/:id`, async (request, reply) => {
+  const caller = await authenticate(request);
+  const id = intParam(request.params.id, 0, 1, 2_147_483_647);
+  // getOrder -> loadOrder: the order, then its lines in position order; visibility after.
+  const [row] = await sql<OrderRow[]>`
+    select id, customer_id, address, status, discount_code, currency, created_at, updated_at from orders where orders.id = ${id}`;
+  if (!row) throw new Problem(404, 'not found');
+  const items = await sql<ItemRow[]>`
+    select id, order_id, position, product_id, quantity, unit_price from order_items
+    where order_items.order_id = ${id} order by order_items.position asc`;
+  if (!mayRead(caller, row)) throw new Problem(404, 'not found');
+  const order = toOrder(row, items);
+  return send(reply, 200, CACHE.private, order, order.updated_at);
+});
+
+app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/orders`, async (request, reply) => {
+  const caller = await authenticate(request);
+  const page = intParam(request.query.page, 1, 1, 1_000_000);
+  const limit = intParam(request.query.limit, 20, 1, 100);
+  const own = caller.role === 'customer' ? caller.userId : undefined;
+  // listOrders: newest first, the page's orders, then all their lines in one query.
+  const rows = await sql<OrderRow[]>`
+    select id, customer_id, address, status, discount_code, currency, created_at, updated_at from orders
+    ${own === undefined ? sql`` : sql`where orders.customer_id = ${own}`}
+    order by orders.created_at desc, orders.id desc limit ${limit + 1} offset ${(page - 1) * limit}`;
+  const ids = rows.slice(0, limit).map((r) => r.id);
+  const items = ids.length
+    ? await sql<ItemRow[]>`select id, order_id, position, product_id, quantity, unit_price from order_items where order_items.order_id in ${sql(ids)}`
+    : [];
+  const byOrder = new Map<number, ItemRow[]>();
+  for (const item of items) byOrder.set(item.order_id, [...(byOrder.get(item.order_id) ?? []), item]);
+  const body = { data: rows.slice(0, limit).map((r) => toOrder(r, byOrder.get(r.id) ?? [])), page, limit, has_more: rows.length > limit };
+  const link = linkHeader(request, body);
+  if (link) reply.header('link', link);
+  return send(reply, 200, CACHE.private, body);
+});
+
+app.post<{ Body: unknown }>(`${API}/orders`, async (request, reply) => {
+  const caller = await authenticate(request);
+  if (caller.role !== 'customer' || caller.userId === undefined) throw new Problem(403, 'customers only here');
+  const customerId = caller.userId;
+  const specs = readItems(request.body);
+  const body = isPlainObject(request.body) ? request.body : {};
+  const address = typeof body.address === 'string' ? body.address : null;
+  const currency = typeof body.currency === 'string' ? body.currency : 'USD';
+  const order = await sql.begin(async (tx: Tx) => {
+    // resolveCustomer -> lockUser, priceItems, the insert, writeItems (delete, then insert).
+    const [user] = await tx`select id from users where users.id = ${customerId} for key share`;
+    if (!user) throw new Problem(401, 'unknown user');
+    const wanted = [...new Set(specs.map((s) => s.product_id))];
+    const found = wanted.length ? await tx<{ id: number; price: number; currency: string; archived_at: Date | null }[]>`
+      select id, price, currency, archived_at from products where products.id in ${tx(wanted)}` : [];
+    const byId = new Map(found.map((p) => [p.id, p]));
+    const priced = specs.map((s, position) => {
+      const product = byId.get(s.product_id);
+      if (!product || product.archived_at || product.currency !== currency) throw new Problem(422, 'bad item');
+      return { product_id: s.product_id, quantity: s.quantity, unit_price: product.price, position };
+    });
+    const [row] = await tx<OrderRow[]>`
+      insert into orders (customer_id, address, status, discount_code, currency)
+      values (${customerId}, ${address}, 'draft', ${null}, ${currency})
+      returning id, customer_id, address, status, discount_code, currency, created_at, updated_at`;
+    if (!row) throw new Error('insert returned no row');
+    await tx`delete from order_items where order_items.order_id = ${row.id}`;
+    // One multi-row insert, as drizzle's `.values([...])`.
+    const values = priced.map((p) => ({ order_id: row.id, position: p.position, product_id: p.product_id, quantity: p.quantity, unit_price: p.unit_price }));
+    const items: ItemRow[] = values.length
+      ? await tx<ItemRow[]>`
+          insert into order_items ${tx(values)}
+          returning id, order_id, position, product_id, quantity, unit_price`
+      : [];
+    return toOrder(row, items);
+  });
+  reply.header('location', `${API}/orders/${order.id}`);
+  return send(reply, 201, CACHE.noStore, order, order.updated_at);
+});
+
+interface PaymentRow {
+  id: number;
+  order_id: number;
+  amount: string | number;
+  currency: string;
+  method: string;
+  status: string;
+  created_at: Date;
+}
+
+app.post<{ Body: unknown }>(`${API}/payments`, async (request, reply) => {
+  const caller = await authenticate(request);
+  const body = isPlainObject(request.body) ? request.body : {};
+  const orderId = Number(body.order_id);
+  const amount = Number(body.amount);
+  const method = body.method;
+  if (!Number.isInteger(orderId) || !Number.isInteger(amount) || (method !== 'card' && method !== 'bank_transfer' && method !== 'wallet')) {
+    throw new Problem(422, 'bad payment');
+  }
+  const idempotencyKey = request.headers['idempotency-key'];
+  if (typeof idempotencyKey !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) throw new Problem(400, 'Idempotency-Key required here');
+  const scope = `user:${caller.sub}`;
+  const fingerprint = hash('sha256', canonicalJson(request.body), 'base64url');
+  // server/trpc/idempotency.ts: claim the key, run the operation (its transaction a savepoint),
+  // store the output, all in one transaction. Replays are not a measured case.
+  const payment = await sql.begin(async (tx: Tx) => {
+    await tx.unsafe('set local lock_timeout = 10000');
+    await tx.unsafe('set local statement_timeout = 15000');
+    const claimed = await tx`
+      insert into idempotency_keys (scope, key, operation, fingerprint, response_status, response_body, expires_at)
+      values (${scope}, ${idempotencyKey}, 'payments.create', ${fingerprint}, 0, '', now() + make_interval(hours => ${24}))
+      on conflict do nothing returning key`;
+    if (claimed.length === 0) throw new Problem(409, 'key already used (replay is not part of the baseline)');
+    await tx`set local lock_timeout to default`;
+    await tx`set local statement_timeout to default`;
+    const result = await tx.savepoint(async (sp) => {
+      const [order] = await sp<OrderRow[]>`
+        select id, customer_id, address, status, discount_code, currency, created_at, updated_at
+        from orders where orders.id = ${orderId} for update`;
+      if (!order) throw new Problem(404, 'not found');
+      const items = await sp<ItemRow[]>`
+        select id, order_id, position, product_id, quantity, unit_price from order_items
+        where order_items.order_id = ${orderId} order by order_items.position asc`;
+      if (!mayRead(caller, order)) throw new Problem(404, 'not found');
+      if (order.status !== 'confirmed') throw new Problem(409, 'not payable');
+      const total = items.reduce((sum, i) => sum + i.unit_price * i.quantity, 0);
+      if (amount !== total) throw new Problem(422, 'amount');
+      const [row] = await sp<PaymentRow[]>`
+        insert into payments (order_id, amount, currency, method, status)
+        values (${order.id}, ${amount}, ${order.currency}, ${method}, 'captured')
+        returning id, order_id, amount, currency, method, status, created_at`;
+      if (!row) throw new Error('payment insert returned no row');
+      // transition -> saveOrder: every writable field and updated_at, the stored row back.
+      await sp`
+        update orders set customer_id = ${order.customer_id}, address = ${order.address}, status = 'paid',
+          discount_code = ${order.discount_code}, currency = ${order.currency}, updated_at = ${new Date()}
+        where orders.id = ${order.id}
+        returning id, customer_id, address, status, discount_code, currency, created_at, updated_at`;
+      return {
+        id: row.id,
+        order_id: row.order_id,
+        amount: Number(row.amount),
+        currency: row.currency,
+        method: row.method,
+        status: row.status,
+        created_at: row.created_at.toISOString(),
+      };
+    });
+    await tx`
+      update idempotency_keys set response_status = 201, response_body = ${JSON.stringify(result)}
+      where idempotency_keys.scope = ${scope} and idempotency_keys.key = ${idempotencyKey}`;
+    return result;
+  });
+  reply.header('location', `${API}/payments/${payment.id}`);
+  return send(reply, 201, CACHE.noStore, payment, payment.created_at);
+});
+
+await app.listen({ host: '127.0.0.1', port });
+
+async function stop(): Promise<void> {
+  await app.close();
+  await sql.end({ timeout: 5 });
+  process.exit(0);
+}
+process.on('SIGTERM', () => void stop());
+process.on('SIGINT', () => void stop());

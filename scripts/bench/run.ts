@@ -1,0 +1,625 @@
+/**
+ * `npm run bench` (issue 12): the service against a hand-written baseline, each in a process of
+ * its own, loaded from a third process, in interleaved rounds; medians printed as a table.
+ *
+ *   service   node --import tsx server/main.ts   (what `npm start` runs), production settings
+ *   raw       node --import tsx scripts/bench/raw-server.ts   (Fastify + postgres.js + jose, same SQL)
+ *   load      node --import tsx scripts/bench/load.ts   (autocannon), one process per round
+ *
+ * Backends: PostgreSQL (DATABASE_URL, else the local cluster of scripts/setup-postgres.sh with a
+ * throwaway database order_service_bench) and PGlite in memory (service only: the baseline has no
+ * PGlite twin, so that table has no ratio).
+ *
+ * Options (environment): BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (16),
+ * BENCH_CASES (comma list of case names, default all), BENCH_BACKENDS (postgres,pglite).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SignJWT } from 'jose';
+import postgres from 'postgres';
+import type { LoadResult, LoadSpec } from './load.ts';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+// --- options -----------------------------------------------------------------------------------
+
+function positive(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer (got "${raw}")`);
+  return value;
+}
+
+const CASE_NAMES = ['product-read', 'product-list', 'order-read', 'order-list', 'order-post', 'payment-post'] as const;
+type CaseName = (typeof CASE_NAMES)[number];
+const BACKENDS = ['postgres', 'pglite'] as const;
+type Backend = (typeof BACKENDS)[number];
+
+function list<T extends string>(name: string, known: readonly T[]): T[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return [...known];
+  const wanted = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = wanted.filter((w) => !known.some((k) => k === w));
+  if (unknown.length > 0) throw new Error(`${name}: unknown ${unknown.join(', ')} (known: ${known.join(', ')})`);
+  return known.filter((k) => wanted.includes(k));
+}
+
+const seconds = positive('BENCH_SECONDS', 5);
+const rounds = positive('BENCH_ROUNDS', 3);
+const connections = positive('BENCH_CONNECTIONS', 16);
+const cases = list('BENCH_CASES', CASE_NAMES);
+const backends = list('BENCH_BACKENDS', BACKENDS);
+/** A short warm-up per case and server (JIT, connection pools, plan caches), not reported. */
+const warmupSeconds = Math.min(2, seconds);
+
+const JWT_SECRET = 'order-service-benchmark-secret-not-for-production-0123456789';
+const ISSUER = 'order-service';
+const AUDIENCE = 'order-service-api';
+
+// --- child processes: own process groups, always stopped ----------------------------------------
+
+interface Child {
+  name: string;
+  proc: ChildProcess;
+  output: string[];
+  exited: Promise<number | null>;
+}
+
+const children = new Set<Child>();
+
+function start(name: string, script: string, env: Record<string, string>, input?: string): Child {
+  // `node --import tsx` rather than the tsx CLI: the pid is then the server's own (for its RSS),
+  // not a wrapper's. detached: its own process group, so a kill reaches anything it starts.
+  const proc = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    detached: true,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  if (input !== undefined) proc.stdin?.end(input);
+  const output: string[] = [];
+  const keep = (data: Buffer) => {
+    output.push(data.toString('utf8'));
+    if (output.length > 200) output.shift();
+  };
+  proc.stdout?.on('data', keep);
+  proc.stderr?.on('data', keep);
+  const exited = new Promise<number | null>((resolveExit) => proc.on('exit', (code) => resolveExit(code)));
+  const child = { name, proc, output, exited };
+  children.add(child);
+  void exited.then(() => children.delete(child));
+  return child;
+}
+
+function killGroup(child: Child, signal: NodeJS.Signals): void {
+  if (child.proc.pid === undefined || child.proc.exitCode !== null) return;
+  try {
+    process.kill(-child.proc.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+async function stop(child: Child): Promise<void> {
+  killGroup(child, 'SIGTERM');
+  const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 5000);
+  await child.exited;
+  clearTimeout(timer);
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+let cleaning: Promise<void> | undefined;
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    await Promise.all([...children].map((child) => stop(child)));
+    for (const task of cleanups.reverse()) await task().catch(() => {});
+  })();
+  return cleaning;
+}
+// Ctrl-C or a kill: stop every child group first, then leave.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    console.error(`\n${signal}: stopping the servers`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+// Last resort (an uncaught error path that skipped cleanup): no orphan servers.
+process.on('exit', () => {
+  for (const child of children) killGroup(child, 'SIGKILL');
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+async function waitHealthy(child: Child, base: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.proc.exitCode !== null) break;
+    try {
+      const response = await fetch(`${base}/api/health`);
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${child.name} did not become healthy at ${base}:\n${child.output.join('').slice(-3000)}`);
+}
+
+function rssMb(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match?.[1] ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// --- PostgreSQL ------------------------------------------------------------------------------
+
+const LOCAL_ADMIN_URL = 'postgres://order_service:order_service@127.0.0.1:5432/postgres';
+const BENCH_DB = 'order_service_bench';
+
+async function canConnect(url: string): Promise<boolean> {
+  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 3 });
+  try {
+    await sql`select 1`;
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+function runScript(command: string, args: string[]): Promise<void> {
+  return new Promise((resolveRun, reject) => {
+    const proc = spawn(command, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+    proc.on('error', reject);
+    proc.on('exit', (code) => (code === 0 ? resolveRun() : reject(new Error(`${command} ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+/** DATABASE_URL as given, else a fresh throwaway database on the local cluster. */
+async function postgresUrl(): Promise<string> {
+  const given = process.env.DATABASE_URL;
+  if (given && /^postgres(ql)?:\/\//.test(given)) return given;
+  if (!(await canConnect(LOCAL_ADMIN_URL))) {
+    console.log('no local PostgreSQL answering as order_service: running scripts/setup-postgres.sh');
+    await runScript('bash', ['scripts/setup-postgres.sh']);
+  }
+  const admin = postgres(LOCAL_ADMIN_URL, { max: 1, onnotice: () => {} });
+  try {
+    // WITH (FORCE): a previous run killed hard may have left connections behind.
+    await admin.unsafe(`drop database if exists ${BENCH_DB} with (force)`);
+    await admin.unsafe(`create database ${BENCH_DB}`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+  cleanups.push(async () => {
+    const again = postgres(LOCAL_ADMIN_URL, { max: 1, onnotice: () => {} });
+    try {
+      await again.unsafe(`drop database if exists ${BENCH_DB} with (force)`);
+    } finally {
+      await again.end({ timeout: 5 });
+    }
+  });
+  return LOCAL_ADMIN_URL.replace(/\/postgres$/, `/${BENCH_DB}`);
+}
+
+// --- seeding through the service's REST API ----------------------------------------------------
+
+const mint = (sub: string, role: 'customer' | 'admin'): Promise<string> =>
+  new SignJWT({ role })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(sub)
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime('2h')
+    .sign(new TextEncoder().encode(JWT_SECRET));
+
+interface Api {
+  base: string;
+  call: <T>(method: string, path: string, token?: string, body?: unknown) => Promise<T>;
+}
+
+function apiAt(base: string): Api {
+  return {
+    base,
+    call: async <T>(method: string, path: string, token?: string, body?: unknown): Promise<T> => {
+      const headers: Record<string, string> = {};
+      if (token) headers.authorization = `Bearer ${token}`;
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const response = await fetch(`${base}/api/v1${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const text = await response.text();
+      if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
+      return JSON.parse(text) as T;
+    },
+  };
+}
+
+/** Runs `count` tasks, `width` at a time. */
+async function parallel<T>(count: number, width: number, task: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array<T>(count);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const index = next++;
+      results[index] = await task(index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, count) }, worker));
+  return results;
+}
+
+interface Seed {
+  productId: number;
+  category: string;
+  /** The two products every benchmark order holds (1 x A + 2 x B), with stock for everything. */
+  itemA: number;
+  itemB: number;
+  orderTotal: number;
+  reader: { id: number; token: string; orderId: number };
+  writer: { id: number; token: string };
+  payer: { id: number; token: string };
+}
+
+const PRODUCTS = 300;
+const CATEGORIES = 10;
+const READER_ORDERS = 300;
+
+async function seed(api: Api, runId: string): Promise<Seed> {
+  const admin = await mint('1', 'admin');
+  const register = async (who: string) => {
+    const user = await api.call<{ id: number }>('POST', '/users', undefined, {
+      email: `bench-${who}-${runId}@example.com`,
+      name: `Bench ${who}`,
+      password: 'benchmark-password',
+    });
+    return { id: user.id, token: await mint(String(user.id), 'customer') };
+  };
+  const [reader, writer, payer] = [await register('reader'), await register('writer'), await register('payer')];
+  const products = await parallel(PRODUCTS, 16, (i) =>
+    api.call<{ id: number; price: number }>('POST', '/products', admin, {
+      sku: `BENCH-${runId}-${i}`,
+      name: `Benchmark product ${i}`,
+      description: i % 2 === 0 ? `A product for the benchmark, number ${i}.` : null,
+      category: `bench-${i % CATEGORIES}`,
+      price: 500 + i,
+      currency: 'USD',
+      stock: 1_000_000_000,
+    }),
+  );
+  const [a, b] = products;
+  if (!a || !b) throw new Error('no products seeded');
+  const items = [
+    { product_id: a.id, quantity: 1 },
+    { product_id: b.id, quantity: 2 },
+  ];
+  const orders = await parallel(READER_ORDERS, 16, () =>
+    api.call<{ id: number }>('POST', '/orders', reader.token, { items, address: '1 Benchmark Road, Testville' }),
+  );
+  const middle = orders[Math.floor(orders.length / 2)];
+  const product = products[Math.floor(products.length / 2)];
+  if (!middle || !product) throw new Error('seeding failed');
+  return {
+    productId: product.id,
+    category: `bench-${3 % CATEGORIES}`,
+    itemA: a.id,
+    itemB: b.id,
+    orderTotal: a.price + 2 * b.price,
+    reader: { ...reader, orderId: middle.id },
+    writer,
+    payer,
+  };
+}
+
+/** Confirmed orders of the payer, one per payment: in bulk by SQL (PostgreSQL), else through REST. */
+type PoolFiller = (count: number) => Promise<number[]>;
+
+function sqlPoolFiller(url: string, s: Seed): PoolFiller {
+  return async (count) => {
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      // Confirmed without reserving stock: paying reads only the status, lines and total.
+      const ids = await sql<{ id: number }[]>`
+        insert into orders (customer_id, address, status, currency)
+        select ${s.payer.id}, '1 Benchmark Road, Testville', 'confirmed', 'USD' from generate_series(1, ${count})
+        returning id`;
+      await sql`
+        insert into order_items (order_id, position, product_id, quantity, unit_price)
+        select o.id, l.position, l.product_id, l.quantity, p.price
+        from unnest(${sql.array(ids.map((r) => r.id))}::int[]) as o(id)
+        cross join (values (0, ${s.itemA}::int, 1), (1, ${s.itemB}::int, 2)) as l(position, product_id, quantity)
+        join products p on p.id = l.product_id`;
+      await sql`analyze orders`;
+      return ids.map((r) => r.id);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  };
+}
+
+function restPoolFiller(api: Api, s: Seed): PoolFiller {
+  const items = [
+    { product_id: s.itemA, quantity: 1 },
+    { product_id: s.itemB, quantity: 2 },
+  ];
+  return (count) =>
+    parallel(count, 16, async () => {
+      const order = await api.call<{ id: number }>('POST', '/orders', s.payer.token, { items, address: '1 Benchmark Road, Testville' });
+      await api.call('POST', `/orders/${order.id}/confirm`, s.payer.token, {});
+      return order.id;
+    });
+}
+
+// --- measuring ---------------------------------------------------------------------------------
+
+interface CaseSpec {
+  name: CaseName;
+  label: string;
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  payment: boolean;
+}
+
+function caseSpecs(s: Seed): CaseSpec[] {
+  const json = { 'content-type': 'application/json' };
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  const all: CaseSpec[] = [
+    { name: 'product-read', label: 'GET /products/{id}', method: 'GET', path: `/api/v1/products/${s.productId}`, headers: {}, payment: false },
+    { name: 'product-list', label: 'GET /products?category=', method: 'GET', path: `/api/v1/products?category=${s.category}`, headers: {}, payment: false },
+    { name: 'order-read', label: 'GET /orders/{id} (JWT)', method: 'GET', path: `/api/v1/orders/${s.reader.orderId}`, headers: bearer(s.reader.token), payment: false },
+    { name: 'order-list', label: 'GET /orders?limit=20 (JWT)', method: 'GET', path: '/api/v1/orders?limit=20', headers: bearer(s.reader.token), payment: false },
+    {
+      name: 'order-post',
+      label: 'POST /orders (2 items)',
+      method: 'POST',
+      path: '/api/v1/orders',
+      headers: { ...json, ...bearer(s.writer.token) },
+      body: JSON.stringify({ items: [{ product_id: s.itemA, quantity: 1 }, { product_id: s.itemB, quantity: 2 }], address: '1 Benchmark Road, Testville' }),
+      payment: false,
+    },
+    { name: 'payment-post', label: 'POST /payments (Idempotency-Key)', method: 'POST', path: '/api/v1/payments', headers: { ...json, ...bearer(s.payer.token) }, payment: true },
+  ];
+  return all.filter((c) => cases.includes(c.name));
+}
+
+interface Target {
+  kind: 'service' | 'raw';
+  base: string;
+}
+
+class Pool {
+  private ids: number[] = [];
+  /** The fastest payment rate seen so far (any server), for sizing the next top-up. */
+  rate = 0;
+
+  constructor(
+    private readonly fill: PoolFiller,
+    private readonly floorRate: number,
+  ) {}
+
+  async ensureFor(runSeconds: number): Promise<void> {
+    const want = Math.ceil(Math.max(this.rate * 1.5, this.floorRate) * runSeconds) + connections * 4;
+    if (this.ids.length < want) this.ids.push(...(await this.fill(want - this.ids.length)));
+  }
+
+  take(): number[] {
+    return this.ids;
+  }
+
+  consumed(count: number): void {
+    this.ids = this.ids.slice(count);
+  }
+}
+
+let runCounter = 0;
+
+async function load(target: Target, spec: CaseSpec, runSeconds: number, pool: Pool | undefined, s: Seed): Promise<LoadResult> {
+  if (spec.payment && pool) await pool.ensureFor(runSeconds);
+  const payload: LoadSpec = {
+    url: target.base + spec.path,
+    method: spec.method,
+    headers: spec.headers,
+    ...(spec.body === undefined ? {} : { body: spec.body }),
+    connections,
+    seconds: runSeconds,
+    ...(spec.payment && pool ? { payments: { orderIds: pool.take(), amount: s.orderTotal, keyPrefix: `bench-${process.pid}-${++runCounter}` } } : {}),
+  };
+  const child = start(`load ${spec.name} ${target.kind}`, 'scripts/bench/load.ts', {}, JSON.stringify(payload));
+  const code = await child.exited;
+  const line = child.output.join('').trim().split('\n').pop() ?? '';
+  if (code !== 0) throw new Error(`load generator failed (${code}) on ${spec.name} ${target.kind}:\n${child.output.join('').slice(-2000)}`);
+  const result = JSON.parse(line) as LoadResult;
+  if (pool) {
+    pool.consumed(result.consumed);
+    pool.rate = Math.max(pool.rate, result.rps);
+  }
+  return result;
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+};
+
+interface Row {
+  label: string;
+  raw: LoadResult[];
+  service: LoadResult[];
+}
+
+const fmtRps = (r: LoadResult[]) => (r.length ? median(r.map((x) => x.rps)).toFixed(0) : '-');
+const fmtLat = (r: LoadResult[]) => (r.length ? `${median(r.map((x) => x.p50))}/${median(r.map((x) => x.p99))}` : '-');
+
+function table(title: string, rows: Row[]): string {
+  const lines = [
+    `\n${title}`,
+    '',
+    '| case | raw req/s | service req/s | ratio | raw p50/p99 ms | service p50/p99 ms | ratio range |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const row of rows) {
+    const ratios = row.raw.length ? row.service.map((x, i) => x.rps / (row.raw[i]?.rps ?? Number.NaN)) : [];
+    const ratio = ratios.length ? median(ratios).toFixed(2) : '-';
+    const range = ratios.length ? `${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}` : '-';
+    lines.push(`| ${row.label} | ${fmtRps(row.raw)} | ${fmtRps(row.service)} | ${ratio} | ${fmtLat(row.raw)} | ${fmtLat(row.service)} | ${range} |`);
+  }
+  return lines.join('\n');
+}
+
+/** Non-2xx answers or socket errors make a figure worthless: stop and say so. */
+function check(result: LoadResult, what: string): void {
+  if (result.exhausted) console.warn(`  ! ${what}: the payment pool ran out; the run stopped early (${result.seconds.toFixed(1)} s)`);
+  const bad = result.non2xx + result.errors + result.timeouts;
+  if (bad > 0 && !(result.exhausted && result.errors + result.timeouts === 0 && result.non2xx <= connections)) {
+    throw new Error(`${what}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts of ${result.total} requests`);
+  }
+}
+
+/** Headers that differ by nature (time, per-request id) or by design (the baseline does no rate limiting). */
+const UNCOMPARED = /^(date|x-request-id|ratelimit-.*|connection|keep-alive|content-length)$/;
+
+/**
+ * The baseline must answer what the service answers, or the ratio compares different work: the
+ * reads' bodies byte for byte and their headers by value; the writes' header names and field order.
+ */
+async function parity(targets: Target[], specs: CaseSpec[]): Promise<string[]> {
+  const [service, raw] = targets;
+  if (!service || !raw) return [];
+  const problems: string[] = [];
+  for (const spec of specs.filter((c) => c.method === 'GET')) {
+    const [a, b] = await Promise.all([service, raw].map((t) => fetch(t.base + spec.path, { headers: spec.headers })));
+    if (!a || !b) continue;
+    const [bodyA, bodyB] = await Promise.all([a.text(), b.text()]);
+    if (a.status !== b.status) problems.push(`${spec.name}: status ${a.status} vs raw ${b.status}`);
+    if (bodyA !== bodyB) problems.push(`${spec.name}: bodies differ\n    service ${bodyA.slice(0, 200)}\n    raw     ${bodyB.slice(0, 200)}`);
+    const names = new Set([...a.headers.keys(), ...b.headers.keys()].filter((n) => !UNCOMPARED.test(n)));
+    for (const name of names) {
+      if (a.headers.get(name) !== b.headers.get(name)) problems.push(`${spec.name}: header ${name}: "${a.headers.get(name)}" vs raw "${b.headers.get(name)}"`);
+    }
+  }
+  for (const spec of specs.filter((c) => c.name === 'order-post')) {
+    const [a, b] = await Promise.all([service, raw].map((t) => fetch(t.base + spec.path, { method: 'POST', headers: spec.headers, body: spec.body ?? '' })));
+    if (!a || !b) continue;
+    const keys = async (r: Response) => Object.keys(JSON.parse(await r.text()) as object).join(',');
+    const [keysA, keysB] = await Promise.all([keys(a), keys(b)]);
+    if (a.status !== b.status || keysA !== keysB) problems.push(`${spec.name}: ${a.status} {${keysA}} vs raw ${b.status} {${keysB}}`);
+    const names = (r: Response) => [...r.headers.keys()].filter((n) => !UNCOMPARED.test(n)).sort().join(',');
+    if (names(a) !== names(b)) problems.push(`${spec.name}: header names ${names(a)} vs raw ${names(b)}`);
+  }
+  return problems;
+}
+
+async function measureBackend(backend: Backend): Promise<string> {
+  const runId = `${Date.now().toString(36)}-${process.pid}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'order-service-bench-'));
+  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+  const databaseUrl = backend === 'postgres' ? await postgresUrl() : 'memory://';
+  const servicePort = await freePort();
+  const service = start('service', 'server/main.ts', {
+    // Production settings (no banner, no development secret); TRUST_PROXY: production refuses
+    // plain HTTP otherwise, and this is plain HTTP on loopback.
+    NODE_ENV: 'production',
+    TRUST_PROXY: 'true',
+    HOST: '127.0.0.1',
+    PORT: String(servicePort),
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    JWT_SECRET,
+    LOG_LEVEL: 'warn',
+    // Rate limiting stays on the measured path, with a limit no run can reach.
+    RATE_LIMIT_MAX: '1000000000',
+  });
+  const serviceBase = `http://127.0.0.1:${servicePort}`;
+  await waitHealthy(service, serviceBase);
+  const targets: Target[] = [{ kind: 'service', base: serviceBase }];
+  let raw: Child | undefined;
+  if (backend === 'postgres') {
+    const rawPort = await freePort();
+    raw = start('raw', 'scripts/bench/raw-server.ts', { DATABASE_URL: databaseUrl, JWT_SECRET, PORT: String(rawPort) });
+    const rawBase = `http://127.0.0.1:${rawPort}`;
+    await waitHealthy(raw, rawBase);
+    targets.push({ kind: 'raw', base: rawBase });
+  }
+
+  const t0 = Date.now();
+  const api = apiAt(serviceBase);
+  const s = await seed(api, runId);
+  const filler = backend === 'postgres' ? sqlPoolFiller(databaseUrl, s) : restPoolFiller(api, s);
+  console.log(`${backend}: seeded ${PRODUCTS} products, a customer with ${READER_ORDERS} orders (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+
+  const differences = await parity(targets, caseSpecs(s));
+  if (targets.length > 1) {
+    console.log(differences.length === 0 ? 'parity: the baseline answers the same bodies and headers (RateLimit-* aside)' : 'parity differences:');
+    for (const d of differences) console.log(`  ${d}`);
+  }
+
+  const rows: Row[] = [];
+  let orderPostRate = 0;
+  for (const spec of caseSpecs(s)) {
+    const row: Row = { label: spec.label, raw: [], service: [] };
+    // PostgreSQL pools come by SQL in bulk, so they can be generous; PGlite's through REST.
+    const pool = spec.payment ? new Pool(filler, backend === 'postgres' ? 3000 : Math.max(200, orderPostRate)) : undefined;
+    for (const target of targets) check(await load(target, spec, warmupSeconds, pool, s), `${spec.name} warm-up (${target.kind})`);
+    for (let round = 1; round <= rounds; round++) {
+      // Interleaved: service, raw, service, raw..., so drift (a noisy neighbour, table growth) hits both.
+      for (const target of targets) {
+        const result = await load(target, spec, seconds, pool, s);
+        check(result, `${spec.name} round ${round} (${target.kind})`);
+        row[target.kind].push(result);
+        process.stdout.write(`  ${backend} ${spec.name} round ${round} ${target.kind}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms\n`);
+      }
+    }
+    if (spec.name === 'order-post') orderPostRate = median(row.service.map((x) => x.rps));
+    rows.push(row);
+  }
+
+  const serviceRss = rssMb(service.proc.pid);
+  const rawRss = rssMb(raw?.proc.pid);
+  await stop(service);
+  if (raw) await stop(raw);
+  const title =
+    backend === 'postgres'
+      ? `PostgreSQL (${databaseUrl.replace(/\/\/[^@]*@/, '//')}): service vs raw baseline, medians of ${rounds} x ${seconds} s, ${connections} connections`
+      : `PGlite in memory: service only (no baseline on PGlite), medians of ${rounds} x ${seconds} s, ${connections} connections`;
+  const rss = `RSS after the load: service ${serviceRss?.toFixed(0) ?? '?'} MB${rawRss === undefined ? '' : `, raw ${rawRss.toFixed(0)} MB`}`;
+  return `${table(title, rows)}\n\n${rss}`;
+}
+
+async function main(): Promise<void> {
+  console.log(`bench: ${backends.join(', ')}; cases ${cases.join(', ')}; ${rounds} rounds x ${seconds} s, ${connections} connections`);
+  const reports: string[] = [];
+  for (const backend of backends) reports.push(await measureBackend(backend));
+  console.log(reports.join('\n'));
+  console.log('\nratio = service / raw req/s (median of the per-round ratios); p50/p99 in ms. Ratios mean more than absolute figures on a shared machine.');
+}
+
+try {
+  await main();
+  await cleanup();
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error);
+  await cleanup();
+  process.exit(1);
+}
