@@ -3,96 +3,36 @@
  * at most once per key." Two real service processes on one PostgreSQL database; 20 concurrent
  * payments with one key, split across both. PostgreSQL only: PGlite is one process's database.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { count, eq } from 'drizzle-orm';
-import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenService } from '../../server/auth/tokens.ts';
 import { openDatabase, type Database } from '../../server/db/client.ts';
 import { payments } from '../../server/db/schema.ts';
 import { createUserRow, TEST_JWT, type TestUser } from '../helpers/app.ts';
 import { onPostgres } from '../helpers/db.ts';
-import { withDatabase } from '../helpers/postgres-url.ts';
 import { productInput } from '../helpers/products.ts';
+import { callService as call, createPostgresDatabase, serviceEnv, START_TIMEOUT_MS, startService, stopService, type Service } from '../helpers/service-process.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const START_TIMEOUT_MS = 90_000;
 const CONCURRENT = 20;
-
-interface Service {
-  child: ChildProcess;
-  base: string;
-  output: () => string;
-}
-
-/** Starts `tsx server/main.ts` and resolves once it listens (PORT=0: the port it logs). */
-async function startService(env: NodeJS.ProcessEnv): Promise<Service> {
-  const child = spawn(`${ROOT}node_modules/.bin/tsx`, ['server/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the service did not start:\n${output}`)), START_TIMEOUT_MS);
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      const found = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-      if (found?.[1]) {
-        clearTimeout(timer);
-        resolve(found[1]);
-      }
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the service exited (${code}) before it listened:\n${output}`));
-    });
-  });
-  return { child, base, output: () => output };
-}
-
-async function stopService(service: Service): Promise<void> {
-  if (service.child.exitCode !== null || service.child.signalCode !== null) return;
-  const exited = once(service.child, 'exit');
-  service.child.kill('SIGTERM');
-  await exited;
-}
 
 describe.skipIf(!onPostgres)('one idempotency key across two service processes on one database (CONTRACT section 8)', () => {
   const services: Service[] = [];
   const tokens = new TokenService(TEST_JWT);
-  let serverUrl: string;
-  let name: string;
+  let drop: (() => Promise<void>) | undefined;
   let database: Database;
   let admin: TestUser;
   let customer: TestUser;
 
   beforeAll(async () => {
-    serverUrl = process.env.TEST_DATABASE_URL ?? '';
-    if (!serverUrl) throw new Error('TEST_DATABASE_URL is not set');
-    const template = inject('postgresTemplate');
-    name = `${template}_${randomBytes(6).toString('hex')}`;
-    const setup = postgres(serverUrl, { max: 1, onnotice: () => {} });
-    await setup.unsafe(`create database ${name} template ${template}`);
-    await setup.end();
-    const url = withDatabase(serverUrl, name);
+    const created = await createPostgresDatabase();
+    drop = created.drop;
+    const { url } = created;
     database = await openDatabase({ url, dataDir: '' });
     admin = await createUserRow(database.db, tokens, 'admin');
     customer = await createUserRow(database.db, tokens, 'customer');
 
-    const env = {
-      ...process.env,
-      NODE_ENV: 'test',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATABASE_URL: url,
-      JWT_SECRET: TEST_JWT.secret,
-      JWT_ISSUER: TEST_JWT.issuer,
-      JWT_AUDIENCE: TEST_JWT.audience,
-      RATE_LIMIT_MAX: '100000',
-      LOG_LEVEL: 'info',
-    };
+    const env = serviceEnv({ url });
     // One after the other: each compiles the service at start, and migrations run once at a time.
     for (let i = 0; i < 2; i++) services.push(await startService(env));
   }, 2 * START_TIMEOUT_MS + 10_000);
@@ -100,23 +40,8 @@ describe.skipIf(!onPostgres)('one idempotency key across two service processes o
   afterAll(async () => {
     await Promise.all(services.map(stopService));
     await database?.close();
-    const cleanup = postgres(serverUrl, { max: 1, onnotice: () => {} });
-    await cleanup.unsafe(`drop database if exists ${name} with (force)`);
-    await cleanup.end();
+    await drop?.();
   });
-
-  const call = async (base: string, method: string, path: string, token: string, body?: unknown, key?: string) => {
-    const res = await fetch(`${base}/api/v1${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(key === undefined ? {} : { 'idempotency-key': key }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
-  };
 
   it(`${CONCURRENT} concurrent payments with one key, half to each process: exactly one 201, the rest 200 replays of it, one payment row`, async () => {
     const [one, two] = services;
