@@ -98,7 +98,8 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
   const scope = scopeOf(ctx);
   const operation = call.path;
   // The input as sent (REST: body and path parameters), in one canonical text whatever its key order.
-  const fingerprint = hash('sha256', canonicalJson(await call.getRawInput()), 'base64url');
+  // No input at all (a /trpc call without a body) is `null`: JSON.stringify(undefined) is no text.
+  const fingerprint = hash('sha256', canonicalJson((await call.getRawInput()) ?? null), 'base64url');
   const { ttlHours, waitTimeoutMs } = ctx.idempotency;
   const waitMs = Math.max(1, Math.trunc(waitTimeoutMs));
 
@@ -112,7 +113,9 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
       try {
         stored = await claimKey(tx, { scope, key, operation, fingerprint, ttlHours });
       } catch (error) {
-        if (sqlState(error) === '55P03') {
+        // 55P03: the lock wait ran out. 57014: one statement waited on several holders in turn
+        // (lock_timeout restarts per wait) until the statement bound: the key is still busy too.
+        if (sqlState(error) === '55P03' || sqlState(error) === '57014') {
           throw new DomainError('idempotency-key-in-use', 'A request with this idempotency key is still being processed. Retry shortly.', {
             headers: { 'retry-after': '1' },
             cause: error,

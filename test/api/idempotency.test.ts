@@ -392,6 +392,17 @@ describe('Idempotency-Key through /trpc', () => {
     expect(trpc.json<{ result: { data: { id: number } } }>().result.data.id).toBe(idOf(rest));
   });
 
+  it('a keyed call without any input is refused as invalid input (422), not a 500 (regression)', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/trpc/products.create',
+      headers: { authorization: `Bearer ${t.admin.token}`, 'idempotency-key': newKey(), 'content-type': 'application/json' },
+      payload: '',
+    });
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json<{ error: { data: { problem: { type: string } } } }>().error.data.problem.type).toBe('/problems/validation-error');
+  });
+
   it('an invalid key is 400 malformed-request', async () => {
     const res = await trpcCreate(productInput(), 'a b');
     expect(res.statusCode).toBe(400);
