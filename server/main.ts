@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { TokenService } from './auth/tokens.ts';
 import { buildApp } from './app.ts';
 import { bootstrapAdmin } from './bootstrap.ts';
@@ -35,7 +36,11 @@ const app = await buildApp({
   trustProxy: config.trustProxy,
   ...(config.tls ? { tls: config.tls } : {}),
   corsOrigins: config.corsOrigins,
-  idempotency: { ttlHours: config.idempotencyTtlHours },
+  idempotency: {
+    ttlHours: config.idempotencyTtlHours,
+    // Shared by every instance (they share JWT_SECRET), and not the signing key itself.
+    fingerprintKey: createHmac('sha256', config.jwt.secret).update('idempotency-fingerprint').digest('base64url'),
+  },
   rateLimit: { max: config.rateLimit.max, timeWindow: config.rateLimit.window, redisUrl: config.redisUrl },
   logger: {
     level: config.logLevel,

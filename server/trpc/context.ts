@@ -35,9 +35,15 @@ export interface IdempotencySettings {
   ttlHours: number;
   /** How long a request waits for the first request with its key before 409 (CONTRACT: 10 s). */
   waitTimeoutMs: number;
+  /**
+   * HMAC key of the input fingerprints kept with each key: inputs may hold passwords, which must
+   * not be stored as a plain, guessable hash. Every instance must use the same one (`main.ts`
+   * derives it from JWT_SECRET); the default serves tests and scripts only.
+   */
+  fingerprintKey: string;
 }
 
-export const defaultIdempotencySettings: IdempotencySettings = { ttlHours: 24, waitTimeoutMs: 10_000 };
+export const defaultIdempotencySettings: IdempotencySettings = { ttlHours: 24, waitTimeoutMs: 10_000, fingerprintKey: 'order-service-local' };
 
 export interface Context {
   db: Db;

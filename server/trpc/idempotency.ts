@@ -11,15 +11,26 @@
  * `db.transaction` becomes a savepoint in it). A second request with the key blocks on the row's
  * lock until the first commits (then replays its stored output) or rolls back (then runs itself).
  */
-import { hash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/client.ts';
 import { idempotencyKeys } from '../db/schema.ts';
 import { DomainError } from '../errors/problems.ts';
 import { canonicalJson } from '../lib/etag.ts';
-import type { Context } from './context.ts';
+import type { Context, IdempotencySettings } from './context.ts';
 import type { Meta } from './trpc.ts';
+
+/**
+ * The fingerprint kept with a key: an HMAC of the input in one canonical text (sorted keys), so
+ * any change of the input shows, and a password in it cannot be recovered by guessing. No input
+ * at all (a /trpc call without a body) is `null`.
+ */
+export function fingerprintOf(settings: Pick<IdempotencySettings, 'fingerprintKey'>, input: unknown): string {
+  return createHmac('sha256', settings.fingerprintKey)
+    .update(canonicalJson(input ?? null))
+    .digest('base64url');
+}
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 /** 1-255 visible ASCII characters (CONTRACT section 8). */
@@ -99,7 +110,7 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
   const operation = call.path;
   // The input as sent (REST: body and path parameters), in one canonical text whatever its key order.
   // No input at all (a /trpc call without a body) is `null`: JSON.stringify(undefined) is no text.
-  const fingerprint = hash('sha256', canonicalJson((await call.getRawInput()) ?? null), 'base64url');
+  const fingerprint = fingerprintOf(ctx.idempotency, await call.getRawInput());
   const { ttlHours, waitTimeoutMs } = ctx.idempotency;
   const waitMs = Math.max(1, Math.trunc(waitTimeoutMs));
 

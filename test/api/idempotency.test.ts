@@ -17,8 +17,8 @@ import { restRoutes } from '../../server/http/rest-routes.ts';
 import { API_PREFIX } from '../../server/lib/api-paths.ts';
 import { canonicalJson } from '../../server/lib/etag.ts';
 import { appRouter } from '../../server/router.ts';
-import { createContextInner } from '../../server/trpc/context.ts';
-import { isCreatingOperation, purgeExpiredKeys } from '../../server/trpc/idempotency.ts';
+import { createContextInner, defaultIdempotencySettings } from '../../server/trpc/context.ts';
+import { fingerprintOf, isCreatingOperation, purgeExpiredKeys } from '../../server/trpc/idempotency.ts';
 import { createCallerFactory } from '../../server/trpc/trpc.ts';
 import { createTestApp, createUserRow, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
 import { createTestDatabase, onPostgres } from '../helpers/db.ts';
@@ -305,10 +305,21 @@ describe('the key is kept for IDEMPOTENCY_TTL_HOURS, then purged', () => {
     }
   });
 
+  it('the kept fingerprint is an HMAC: a registration key never stores a plain hash of the password', async () => {
+    const key = newKey();
+    const body = userInput();
+    const res = await t.app.inject({ method: 'POST', url: api('/users'), payload: body, headers: { 'idempotency-key': key } });
+    expect(res.statusCode, res.body).toBe(201);
+    const [row] = await t.db.select({ fingerprint: idempotencyKeys.fingerprint }).from(idempotencyKeys).where(eq(idempotencyKeys.key, key));
+    expect(row?.fingerprint).toBe(fingerprintOf(defaultIdempotencySettings, body));
+    expect(row?.fingerprint).not.toBe(hash('sha256', canonicalJson(body), 'base64url'));
+    expect(fingerprintOf({ fingerprintKey: 'another-deployment' }, body)).not.toBe(row?.fingerprint);
+  });
+
   it('a key kept 48 hours when the setting says so', async () => {
     const caller = (await t.tokens.authenticate(`Bearer ${t.admin.token}`)) as Caller;
     const key = newKey();
-    const ctx = createContextInner({ db: t.db, caller, idempotencyKey: key, idempotency: { ttlHours: 48, waitTimeoutMs: 10_000 } });
+    const ctx = createContextInner({ db: t.db, caller, idempotencyKey: key, idempotency: { ...defaultIdempotencySettings, ttlHours: 48 } });
     await createCallerFactory(appRouter)(ctx).products.create(productInput());
     const [row] = await t.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, key));
     expect(((row?.expiresAt.getTime() ?? 0) - (row?.createdAt.getTime() ?? 0)) / 3_600_000).toBeCloseTo(48, 3);
@@ -451,7 +462,7 @@ describe.skipIf(!onPostgres)('a request arriving while the first with its key ru
   };
 
   const heldKey = async (adminUser: TestUser, body: Record<string, unknown>, key: string, release: Promise<'commit' | 'rollback'>) => {
-    const fingerprint = hash('sha256', canonicalJson(body), 'base64url');
+    const fingerprint = fingerprintOf(defaultIdempotencySettings, body);
     let inserted: () => void = () => {};
     const holding = new Promise<void>((resolve) => {
       inserted = resolve;
