@@ -6,7 +6,7 @@ import type { AnyRouter } from '@trpc/server';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/client.ts';
-import { loggedCause } from '../errors/problems.ts';
+import { DomainError, loggedCause } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import { createContext, type Context, type IdempotencySettings } from '../trpc/context.ts';
 
@@ -24,7 +24,16 @@ export async function registerTrpcEndpoint(app: FastifyInstance, options: TrpcEn
     router: options.router,
     allowMethodOverride: false,
     maxBatchSize: options.maxBatchSize,
-    createContext: ({ req }): Context => createContext(req, { db, ...(idempotency ? { idempotency } : {}) }),
+    createContext: ({ req, info }): Context => {
+      const ctx = createContext(req, { db, ...(idempotency ? { idempotency } : {}) });
+      // One key names one operation: in a batch it would bind every call (and mark them all replayed).
+      if (ctx.idempotencyKey !== undefined && info.calls.length > 1) {
+        throw new DomainError('malformed-request', 'An Idempotency-Key applies to one call: send keyed calls unbatched.', {
+          errors: [{ field: 'Idempotency-Key', message: 'cannot be used with a batch of several calls' }],
+        });
+      }
+      return ctx;
+    },
     // What the procedures put in the response bag, as on REST. A problem's own headers (Retry-After,
     // WWW-Authenticate, Allow...) as on REST too; errors are never cached, whatever the bag says.
     responseMeta: ({ ctx, errors }) => {

@@ -414,6 +414,21 @@ describe('Idempotency-Key through /trpc', () => {
     expect(res.json<{ error: { data: { problem: { type: string } } } }>().error.data.problem.type).toBe('/problems/validation-error');
   });
 
+  it('a key on a batch of several calls is refused with 400 and runs nothing (one key, one operation)', async () => {
+    const [first, second] = [productInput(), productInput()];
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/trpc/products.create,products.create?batch=1',
+      payload: { 0: first, 1: second },
+      headers: { authorization: `Bearer ${t.admin.token}`, 'idempotency-key': newKey() },
+    });
+    expect(res.statusCode, res.body).toBe(400);
+    const list = await t.request({ method: 'GET', url: `${api('/products')}?limit=100&sort=-id`, token: t.admin.token });
+    const skus = list.json<{ data: { sku: string }[] }>().data.map((p) => p.sku);
+    expect(skus).not.toContain(first.sku);
+    expect(skus).not.toContain(second.sku);
+  });
+
   it('an invalid key is 400 malformed-request', async () => {
     const res = await trpcCreate(productInput(), 'a b');
     expect(res.statusCode).toBe(400);
