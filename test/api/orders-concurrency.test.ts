@@ -3,6 +3,7 @@
  * order serialize so no update is lost. These need real parallel connections, so they run on
  * PostgreSQL only; embedded PGlite has a single connection and would serialize them anyway.
  */
+import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
@@ -129,6 +130,37 @@ describe.skipIf(!onPostgres)('Concurrent writers on PostgreSQL', () => {
       const winner = responses.findIndex((r) => r.statusCode === 200);
       const { order: final } = await readOrder(t, order.id, customer.token);
       expect(final.address).toBe(`Writer ${winner}`);
+    });
+  });
+
+  describe("another customer's order is missing to a customer, even while it is locked", () => {
+    it('a write to it answers 404 at once, without waiting on (or taking) its lock', async () => {
+      const order = await draft([]);
+      const stranger = await t.createUser('customer');
+      let release: () => void = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked: () => void = () => {};
+      const holding = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      // The owner's side holds the row lock as a long write would.
+      const holder = t.db.transaction(async (tx) => {
+        await tx.execute(sql`select id from orders where id = ${order.id} for update`);
+        locked();
+        await released;
+      });
+      await holding;
+      try {
+        const started = performance.now();
+        const res = await patchOrder(t, order.id, { address: 'Not yours' }, stranger.token);
+        expectProblem(res, 404, 'not-found');
+        expect(performance.now() - started).toBeLessThan(1000);
+      } finally {
+        release();
+        await holder;
+      }
     });
   });
 });

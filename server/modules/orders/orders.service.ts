@@ -75,8 +75,15 @@ const represent = (order: LoadedOrder): Order => toOrder(order, API_PREFIX);
 const notFound = (id: number) => new DomainError('not-found', `Order ${id} does not exist.`);
 const notYours = () => new DomainError('forbidden', 'Customers create and change only their own orders.');
 
-async function loadOrder(db: Db, id: number, lock: boolean): Promise<LoadedOrder> {
-  const query = db.select(orderColumns).from(orders).where(eq(orders.id, id));
+/**
+ * `onlyOf`: a customer's id. Then another customer's order is not even read (nor, with `lock`,
+ * locked): it is missing to them, and they can never hold or wait on its lock.
+ */
+async function loadOrder(db: Db, id: number, lock: boolean, onlyOf?: number): Promise<LoadedOrder> {
+  const query = db
+    .select(orderColumns)
+    .from(orders)
+    .where(onlyOf === undefined ? eq(orders.id, id) : and(eq(orders.id, id), eq(orders.customerId, onlyOf)));
   const [row] = lock ? await query.for('update') : await query;
   if (!row) throw notFound(id);
   const items = await db.select(itemColumns).from(orderItems).where(eq(orderItems.orderId, id)).orderBy(asc(orderItems.position));
@@ -93,7 +100,7 @@ function assertVisible(caller: Caller, order: LoadedOrder): void {
  * Writes to one order serialize on this lock.
  */
 export async function lockOrder(tx: Db, { id, caller }: { id: number; caller: Caller }): Promise<LoadedOrder> {
-  const order = await loadOrder(tx, id, true);
+  const order = await loadOrder(tx, id, true, ownCustomerId(caller));
   assertVisible(caller, order);
   return order;
 }
