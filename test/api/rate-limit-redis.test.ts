@@ -6,13 +6,13 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenService } from '../../server/auth/tokens.ts';
 import { buildApp } from '../../server/app.ts';
 import { TEST_JWT } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
+import { freePort } from '../helpers/ports.ts';
 
 const onceOnly = process.env.TEST_DB !== 'postgres';
 const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
@@ -23,16 +23,6 @@ if (onceOnly && !hasRedisServer) {
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const LIMIT = 10;
 const START_TIMEOUT_MS = 90_000;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 interface Running {
   child: ChildProcess;

@@ -13,8 +13,8 @@ import { fulfillments, orders } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../lib/db-errors.ts';
 import { iso, toPage, type Page } from '../common.schemas.ts';
-import { allowedNext, awaitsShipment, type OrderStatus } from '../orders/orders.rules.ts';
-import { lockOrder, transition } from '../orders/orders.service.ts';
+import { awaitsShipment, type OrderStatus } from '../orders/orders.rules.ts';
+import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
 import type { Fulfillment, FulfillmentListQuery, FulfillmentParams, ShipmentInput } from './fulfillments.schemas.ts';
 
 interface Access {
@@ -48,9 +48,7 @@ const OPEN = 'requested';
 
 /** The 409 of a fulfillment action on an order that is not paid; `allowed` as for every refused move. */
 function notShippable(orderId: number, status: OrderStatus, action: string): DomainError {
-  return new DomainError('invalid-state-transition', `Order ${orderId} is ${status}; only a paid order can be ${action}.`, {
-    extensions: { current_status: status, requested_status: 'shipped', allowed: allowedNext(status, 'fulfillment') },
-  });
+  return invalidTransition(status, 'shipped', 'fulfillment', `Order ${orderId} is ${status}; only a paid order can be ${action}.`);
 }
 
 const alreadyOpen = (orderId: number) =>

@@ -190,12 +190,16 @@ async function saveOrder(tx: Db, order: LoadedOrder): Promise<void> {
   order.row = row;
 }
 
-function invalidTransition(from: OrderStatus, to: OrderStatus, via: Channel): DomainError {
-  const allowed = allowedNext(from, via);
+/**
+ * The 409 of a move the state table refuses, for this module and its neighbours (payments,
+ * fulfillments): `allowed` lists where `via` can take the order from `from`. `detail` replaces the
+ * generic explanation where the caller knows better ("Order 7 is already paid.").
+ */
+export function invalidTransition(from: OrderStatus, to: OrderStatus, via: Channel, detail?: string): DomainError {
   const how =
     to === 'paid' ? ' An order becomes paid only through POST /payments.' : to === 'shipped' ? ' An order ships only through POST /orders/{id}/fulfillments.' : '';
-  return new DomainError('invalid-state-transition', `An order cannot move from ${from} to ${to} this way.${how}`, {
-    extensions: { current_status: from, requested_status: to, allowed },
+  return new DomainError('invalid-state-transition', detail ?? `An order cannot move from ${from} to ${to} this way.${how}`, {
+    extensions: { current_status: from, requested_status: to, allowed: allowedNext(from, via) },
   });
 }
 

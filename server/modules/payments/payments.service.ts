@@ -13,8 +13,8 @@ import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../lib/db-errors.ts';
 import { toPage, type Page } from '../common.schemas.ts';
 import { orderTotal } from '../orders/orders.representation.ts';
-import { lockOrder, transition } from '../orders/orders.service.ts';
-import { allowedNext, awaitsPayment, isPaid, type OrderStatus } from '../orders/orders.rules.ts';
+import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
+import { awaitsPayment, isPaid, type OrderStatus } from '../orders/orders.rules.ts';
 import type { Payment, PaymentInput, PaymentListQuery } from './payments.schemas.ts';
 
 interface Access {
@@ -54,9 +54,7 @@ function notPayable(orderId: number, status: OrderStatus): DomainError {
       : isPaid(status)
         ? `Order ${orderId} is already paid (it is ${status}).`
         : `Order ${orderId} is ${status}; only a confirmed order can be paid.`;
-  return new DomainError('invalid-state-transition', detail, {
-    extensions: { current_status: status, requested_status: 'paid', allowed: allowedNext(status, 'payment') },
-  });
+  return invalidTransition(status, 'paid', 'payment', detail);
 }
 
 /**
