@@ -33,6 +33,9 @@ BEGIN
     ALTER ROLE order_service LOGIN CREATEDB PASSWORD 'order_service';
   END IF;
 END $$;
+-- DROP DATABASE ... WITH (FORCE) from a role that is not a superuser is refused while an
+-- autovacuum worker is in that database; the tests drop their own copies that way.
+GRANT pg_signal_backend TO order_service;
 SELECT 'CREATE DATABASE order_service_test OWNER order_service'
 WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'order_service_test')\gexec
 SQL

@@ -4,7 +4,7 @@ import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { migrationsFolder } from '../../server/db/client.ts';
-import { withDatabase } from './postgres-url.ts';
+import { dropDatabase, withDatabase } from './postgres-url.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -32,7 +32,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     const cleanup = postgres(url, { max: 1, onnotice: () => {} });
     const leftovers = await cleanup<{ datname: string }[]>`select datname from pg_database where datname like ${`${template}%`}`;
-    for (const { datname } of leftovers) await cleanup.unsafe(`drop database if exists ${datname} with (force)`);
     await cleanup.end();
+    for (const { datname } of leftovers) await dropDatabase(url, datname);
   };
 }

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 import { TEST_JWT } from './app.ts';
-import { withDatabase } from './postgres-url.ts';
+import { dropDatabase, withDatabase } from './postgres-url.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -111,9 +111,7 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop: () 
   return {
     url: withDatabase(serverUrl, name),
     drop: async () => {
-      const cleanup = postgres(serverUrl, { max: 1, onnotice: () => {} });
-      await cleanup.unsafe(`drop database if exists ${name} with (force)`);
-      await cleanup.end();
+      await dropDatabase(serverUrl, name);
     },
   };
 }
