@@ -37,6 +37,14 @@ const EnvSchema = z.object({
   JWT_ISSUER: z.string().min(1).default('order-service'),
   JWT_AUDIENCE: z.string().min(1).default('order-service-api'),
   ACCESS_TOKEN_TTL_SECONDS: positiveInt.max(MAX_ACCESS_TOKEN_TTL_SECONDS).default(900),
+  // An external authorization server whose tokens are accepted too (RS256/ES256/EdDSA, keys from its JWKS).
+  JWT_JWKS_URL: z.url({ protocol: /^https?$/ }).optional(),
+  JWT_JWKS_ISSUER: z.string().min(1).optional(),
+  JWT_JWKS_AUDIENCE: z.string().min(1).optional(),
+  // CONTRACT section 7: refresh tokens live 30 days.
+  REFRESH_TOKEN_TTL_DAYS: positiveInt.max(365).default(30),
+  // CONTRACT section 9: /oauth/token and the sign-in form, per client address per minute.
+  OAUTH_RATE_LIMIT_MAX: positiveInt.default(20),
   ADMIN_EMAIL: z.email().optional(),
   ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').max(256).optional(),
   BODY_LIMIT: positiveInt.default(1024 * 1024),
@@ -66,6 +74,10 @@ export interface Config {
   /** Bounds on waiting for PostgreSQL, so an outage or a held lock answers 503 in bounded time. */
   databaseTimeouts: Pick<DatabaseTimeouts, 'connectTimeoutMs' | 'statementTimeoutMs' | 'lockTimeoutMs' | 'acquireTimeoutMs'>;
   jwt: { secret: string; issuer: string; audience: string; accessTokenTtlSeconds: number };
+  /** An external authorization server whose access tokens are accepted beside our own. */
+  jwks: { url: string; issuer: string; audience: string } | undefined;
+  /** The authorization server under /oauth. */
+  oauth: { refreshTokenTtlDays: number; rateLimitMax: number };
   admin: { email: string; password: string } | undefined;
   bodyLimit: number;
   rateLimit: { max: number; window: string };
@@ -102,6 +114,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const file = present[name];
     if (file !== undefined && !existsSync(file)) problems.push(`${name}: no such file ${file}`);
   }
+  if (has('JWT_JWKS_URL') && !(has('JWT_JWKS_ISSUER') && has('JWT_JWKS_AUDIENCE'))) {
+    problems.push('JWT_JWKS_URL: also set JWT_JWKS_ISSUER and JWT_JWKS_AUDIENCE (the external tokens\' iss and aud)');
+  }
   if (production && !has('JWT_SECRET')) problems.push('JWT_SECRET: required in production (at least 32 bytes)');
   const trustsProxy = ['true', '1', 'yes'].includes(String(present.TRUST_PROXY));
   if (production && !trustsProxy && !has('TLS_CERT_FILE')) {
@@ -125,6 +140,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       acquireTimeoutMs: e.DATABASE_ACQUIRE_TIMEOUT_MS,
     },
     jwt: { secret, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
+    jwks: e.JWT_JWKS_URL && e.JWT_JWKS_ISSUER && e.JWT_JWKS_AUDIENCE ? { url: e.JWT_JWKS_URL, issuer: e.JWT_JWKS_ISSUER, audience: e.JWT_JWKS_AUDIENCE } : undefined,
+    oauth: { refreshTokenTtlDays: e.REFRESH_TOKEN_TTL_DAYS, rateLimitMax: e.OAUTH_RATE_LIMIT_MAX },
     admin: e.ADMIN_EMAIL && e.ADMIN_PASSWORD ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD } : undefined,
     bodyLimit: e.BODY_LIMIT,
     rateLimit: { max: e.RATE_LIMIT_MAX, window: e.RATE_LIMIT_WINDOW },

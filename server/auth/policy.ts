@@ -5,8 +5,21 @@
  */
 import type { Caller, Role, UserCaller } from './tokens.ts';
 
-/** The OAuth scopes a service client (client credentials) acts by. */
-export const SCOPES = ['orders:read', 'orders:write', 'fulfillments:write', 'products:write', 'payments:write', 'users:read'] as const;
+/**
+ * The OAuth scopes: CONTRACT section 7's six, plus `users:write` (change or delete a user) and
+ * `clients:manage` (register and remove OAuth clients), so that every non-public procedure names
+ * the scope it needs and a token limited by its `scope` claim reaches nothing else.
+ */
+export const SCOPES = [
+  'orders:read',
+  'orders:write',
+  'fulfillments:write',
+  'products:write',
+  'payments:write',
+  'users:read',
+  'users:write',
+  'clients:manage',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /**

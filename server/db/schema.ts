@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, jsonb, pgTable, primaryKey, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 const timestamps = {
   createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
@@ -153,3 +153,94 @@ export const idempotencyKeys = pgTable(
   },
   (t) => [primaryKey({ columns: [t.scope, t.key] }), index('idempotency_keys_expires_idx').on(t.expiresAt)],
 );
+
+// --- Identity: the OAuth 2.0 authorization server (CONTRACT section 7) ---
+
+export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials', 'password'] as const;
+export type GrantType = (typeof GRANT_TYPES)[number];
+
+const instant = (name: string) => timestamp(name, { withTimezone: true, precision: 3 });
+
+/** Registered OAuth clients. The secret of a confidential client is kept only as a hash. */
+export const oauthClients = pgTable('oauth_clients', {
+  /** The public `client_id`: random, never reused. */
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  /** Hash of the client secret (confidential clients only). */
+  secretHash: text('secret_hash'),
+  /** Exact strings; `/oauth/authorize` redirects only to one of these. */
+  redirectUris: text('redirect_uris').array().notNull().default(sql`'{}'::text[]`),
+  grantTypes: text('grant_types').array().$type<GrantType[]>().notNull(),
+  scopes: text('scopes').array().notNull(),
+  /** Our own applications: only they may use the password grant. */
+  firstParty: boolean('first_party').notNull().default(false),
+  confidential: boolean('confidential').notNull().default(false),
+  ...timestamps,
+});
+
+/**
+ * Authorization codes (RFC 6749 section 4.1, RFC 7636): single-use, 60 s, kept as a hash, bound
+ * to the client, redirect URI, user and PKCE challenge. `familyId` names the refresh-token family
+ * the code was exchanged for, so presenting a used code again revokes what it issued.
+ */
+export const oauthAuthorizationCodes = pgTable(
+  'oauth_authorization_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => oauthClients.id, { onDelete: 'cascade' }),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    redirectUri: text('redirect_uri').notNull(),
+    codeChallenge: text('code_challenge').notNull(),
+    scope: text('scope').notNull(),
+    expiresAt: instant('expires_at').notNull(),
+    usedAt: instant('used_at'),
+    familyId: text('family_id'),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('oauth_codes_expires_idx').on(t.expiresAt)],
+);
+
+/**
+ * Refresh tokens (RFC 6749 section 6, RFC 9700 section 4.14): opaque, kept as a hash, 30 days,
+ * rotated on every use. Every token descends from one grant: its `familyId`. A token presented
+ * after it was used (`usedAt`) revokes the whole family.
+ */
+export const oauthRefreshTokens = pgTable(
+  'oauth_refresh_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    familyId: text('family_id').notNull(),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => oauthClients.id, { onDelete: 'cascade' }),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    expiresAt: instant('expires_at').notNull(),
+    usedAt: instant('used_at'),
+    revokedAt: instant('revoked_at'),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('oauth_refresh_family_idx').on(t.familyId),
+    index('oauth_refresh_user_idx').on(t.userId),
+    index('oauth_refresh_client_idx').on(t.clientId),
+    index('oauth_refresh_expires_idx').on(t.expiresAt),
+  ],
+);
+
+/**
+ * Failed sign-ins per account (keyed by a hash of the normalized email, whether or not such a
+ * user exists, so the table tells nothing): the basis of the sign-in backoff.
+ */
+export const signInFailures = pgTable('sign_in_failures', {
+  accountKey: text('account_key').primaryKey(),
+  failures: integer('failures').notNull().default(0),
+  lastFailureAt: instant('last_failure_at').notNull().defaultNow(),
+  blockedUntil: instant('blocked_until'),
+});
