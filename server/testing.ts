@@ -30,7 +30,10 @@ export interface TestIdentity {
   role: Role;
   /** The user acted as (customers, admins); default 1. Services have none. */
   userId?: number;
-  /** Scopes of a service client, such as `products:write`. */
+  /**
+   * The token's `scope` claim, such as `['products:write']`: a service holds only these (none when
+   * absent); a person given them is limited to them, and acts by role alone without.
+   */
   scopes?: Iterable<string>;
   name?: string;
 }
@@ -71,7 +74,8 @@ export function testCallerIdentity(identity: TestIdentity): Caller {
     return { sub: clientId, clientId, role: 'service', name: identity.name, scopes };
   }
   const userId = identity.userId ?? 1;
-  return { sub: String(userId), userId, role: identity.role, name: identity.name ?? `Test ${identity.role}`, scopes };
+  const granted = identity.scopes === undefined ? 'all' : scopes;
+  return { sub: String(userId), userId, role: identity.role, name: identity.name ?? `Test ${identity.role}`, scopes: granted };
 }
 
 /** The password of every user `createTestUser` makes unless the input names another. */

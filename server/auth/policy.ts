@@ -3,7 +3,8 @@
  * procedure declares a `Policy` (checked before its body runs); the resource rules below decide
  * what an admitted caller may do with one particular order or user. Pure functions, no I/O.
  */
-import type { Caller, Role, UserCaller } from './tokens.ts';
+import { DomainError } from '../errors/problems.ts';
+import { missingToken, type Caller, type Role, type UserCaller } from './tokens.ts';
 
 /**
  * The OAuth scopes: CONTRACT section 7's six, plus `users:write` (change or delete a user) and
@@ -24,37 +25,60 @@ export type Scope = (typeof SCOPES)[number];
 
 /**
  * Who may call a procedure. `public`: anyone, with or without a token. Otherwise a caller whose
- * role is listed; a service client must also hold `scope` (people act by role, services by scope).
+ * role is listed and whose token grants `scope`: a service client always needs it (services act by
+ * scope); a person needs it only when the token carries a `scope` claim, which limits it whatever
+ * its role. Required, so a procedure that forgets its scope does not compile.
  */
 export type Policy = { readonly public: true } | RolePolicy;
 export interface RolePolicy {
   readonly roles: readonly Role[];
-  readonly scope?: Scope;
+  readonly scope: Scope;
 }
 
 export const PUBLIC: Policy = { public: true };
 
 export const isPublic = (policy: Policy): policy is { readonly public: true } => 'public' in policy;
 
-/** Whether `policy` admits `caller` (null: no token). */
-export function allows(policy: Policy, caller: Caller | null): boolean {
-  if (isPublic(policy)) return true;
-  if (caller === null || !policy.roles.includes(caller.role)) return false;
-  return caller.role !== 'service' || policy.scope === undefined || caller.scopes.has(policy.scope);
+/**
+ * Whether the token grants `scope`. A person's token without a `scope` claim grants whatever the
+ * role allows; a service's grants only what its claim lists.
+ */
+export function hasScope(caller: Caller, scope: Scope): boolean {
+  return caller.scopes === 'all' || caller.scopes.has(scope);
 }
 
-/** Why `policy` refuses a known caller, for the 403's detail. */
-export function describeRefusal(policy: RolePolicy, caller: Caller): string {
+/**
+ * Why `policy` refuses `caller`, as the error to answer; undefined when it admits them. No token:
+ * 401. A role not listed: 403 `forbidden` (no scope would help). A listed role whose token lacks
+ * the scope: 403 `insufficient-scope` naming it, with RFC 6750's challenge.
+ */
+export function refusal(policy: Policy, caller: Caller | null): DomainError | undefined {
+  if (isPublic(policy)) return undefined;
+  if (caller === null) return missingToken();
+  if (!policy.roles.includes(caller.role)) return new DomainError('forbidden', describeRoleRefusal(policy));
+  if (!hasScope(caller, policy.scope)) return insufficientScope(policy.scope);
+  return undefined;
+}
+
+/** Whether `policy` admits `caller` (null: no token). */
+export const allows = (policy: Policy, caller: Caller | null): boolean => refusal(policy, caller) === undefined;
+
+/** Which roles the policy admits, for the 403's detail. */
+export function describeRoleRefusal(policy: RolePolicy): string {
   const people = policy.roles.filter((role) => role !== 'service');
-  const service = policy.roles.includes('service');
-  if (caller.role === 'service' && service && policy.scope !== undefined) {
-    return `Your role may not perform this operation (a service client needs the "${policy.scope}" scope).`;
-  }
   const needs = [
     ...(people.length > 0 ? [`the ${people.join(' or ')} role`] : []),
-    ...(service ? [policy.scope === undefined ? 'a service client' : `the "${policy.scope}" scope`] : []),
+    ...(policy.roles.includes('service') ? [`a service client with the "${policy.scope}" scope`] : []),
   ];
   return `Your role may not perform this operation (needs ${needs.join(' or ')}).`;
+}
+
+/** 403 for a token that does not grant `scope` (RFC 6750 section 3.1): the problem and the challenge name it. */
+export function insufficientScope(scope: Scope): DomainError {
+  return new DomainError('insufficient-scope', `This operation needs the "${scope}" scope, which your access token does not grant.`, {
+    extensions: { scope },
+    headers: { 'www-authenticate': `Bearer realm="order-service", error="insufficient_scope", scope="${scope}"` },
+  });
 }
 
 export const isAdmin = (caller: Caller | null): boolean => caller?.role === 'admin';
@@ -81,20 +105,26 @@ export function mayMoveTo(caller: Caller, transition: { adminOnly?: boolean }): 
 /** Whether `caller` is the user `id` (a service client never is). */
 export const isSelf = (caller: Caller, id: number): caller is UserCaller => caller.role !== 'service' && caller.userId === id;
 
-/** Yourself, anyone as an admin, anyone as a service holding `users:read`. */
+/**
+ * Yourself, or anyone as an admin or a service, with a token granting `users:read` (users.get's
+ * policy already asks for it; checked here too so the rule reads whole).
+ */
 export function mayReadUser(caller: Caller, id: number): boolean {
-  return isAdmin(caller) || isSelf(caller, id) || (caller.role === 'service' && caller.scopes.has('users:read'));
+  return hasScope(caller, 'users:read') && (caller.role === 'service' || isAdmin(caller) || isSelf(caller, id));
 }
 
-/** Yourself, or anyone as an admin; service clients never change users. */
+/** Yourself, or anyone as an admin, with a token granting `users:write`; service clients never change users. */
 export function mayWriteUser(caller: Caller, id: number): boolean {
-  return isAdmin(caller) || isSelf(caller, id);
+  return hasScope(caller, 'users:write') && (isAdmin(caller) || isSelf(caller, id));
 }
 
-/** Anyone (registration) creates a customer; only an admin creates another role. */
+/**
+ * Anyone (registration) creates a customer; only an admin whose token grants `users:write`
+ * creates another role (users.create is public, so its policy cannot ask for the scope).
+ */
 export function mayCreateRole(caller: Caller | null, role: 'customer' | 'admin'): boolean {
-  return role === 'customer' || isAdmin(caller);
+  return role === 'customer' || (caller !== null && isAdmin(caller) && hasScope(caller, 'users:write'));
 }
 
-/** Only an admin changes a user's role. */
-export const mayChangeRole = (caller: Caller): boolean => isAdmin(caller);
+/** Only an admin changes a user's role (with `users:write`, which users.replace's policy asks for). */
+export const mayChangeRole = (caller: Caller): boolean => isAdmin(caller) && hasScope(caller, 'users:write');

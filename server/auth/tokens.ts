@@ -9,19 +9,26 @@ interface CallerClaims {
   /** The token's `sub`: the user id as a string, or the client id. */
   sub: string;
   name: string | undefined;
-  scopes: ReadonlySet<string>;
 }
 
 /** A person signed in: acts on their own resources (customer) or on all (admin). */
 export interface UserCaller extends CallerClaims {
   role: 'customer' | 'admin';
   userId: number;
+  /**
+   * The scopes the token's `scope` claim grants, or `'all'` when it has no such claim (a token
+   * minted by another system with the shared secret, the development banner's): the role alone
+   * then bounds what the person may do. An empty claim grants nothing.
+   */
+  scopes: ReadonlySet<string> | 'all';
 }
 
 /** An OAuth client acting for itself (client credentials): acts by scope, never as a user. */
 export interface ServiceCaller extends CallerClaims {
   role: 'service';
   clientId: string;
+  /** The scopes the token's `scope` claim grants; none without a claim (a service acts by scope alone). */
+  scopes: ReadonlySet<string>;
 }
 
 /** The verified caller of a request, taken from the access token alone (no lookup); `role` tells which. */
@@ -105,13 +112,14 @@ export class TokenService {
     const claims = ClaimsSchema.safeParse(payload);
     if (!claims.success) throw invalidToken('The access token lacks a valid sub or role claim.');
     const { sub, role, name, scope } = claims.data;
+    // RFC 6749 section 3.3: space-delimited. No claim at all is not the same as an empty one.
+    const granted = new Set(scope?.split(' ').filter(Boolean) ?? []);
+    if (role === 'service') return { sub, clientId: sub, role, name, scopes: granted };
     // One user, one spelling: `1e0`, ` 1`, `0x1` or `01` would otherwise be user 1 under another
     // `sub` (and so another rate-limit bucket and idempotency scope).
-    const scopes = new Set(scope?.split(' ').filter(Boolean) ?? []);
-    if (role === 'service') return { sub, clientId: sub, role, name, scopes };
     const userId = CANONICAL_USER_ID.test(sub) ? Number(sub) : Number.NaN;
     if (!(userId >= 1 && userId <= MAX_USER_ID)) throw invalidToken('The access token subject is not a user id.');
-    return { sub, userId, role, name, scopes };
+    return { sub, userId, role, name, scopes: scope === undefined ? 'all' : granted };
   }
 }
 

@@ -41,6 +41,13 @@ export const problemTypes = {
     code: 'FORBIDDEN',
     description: 'The caller is identified but has no right to the operation.',
   },
+  'insufficient-scope': {
+    status: 403,
+    title: 'Insufficient scope',
+    code: 'FORBIDDEN',
+    description:
+      'The access token is valid but does not grant the scope this operation needs (RFC 6750 section 3.1). The `scope` member and the `WWW-Authenticate` challenge name it; ask for a token with that scope.',
+  },
   'not-found': {
     status: 404,
     title: 'Not found',

@@ -1,8 +1,8 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { allows, describeRefusal, isPublic, PUBLIC, type Policy, type RolePolicy } from '../auth/policy.ts';
+import { PUBLIC, refusal, type Policy, type RolePolicy } from '../auth/policy.ts';
 import { missingToken } from '../auth/tokens.ts';
-import { DomainError, problemBody, problemTypes, type Problem } from '../errors/problems.ts';
+import { problemBody, problemTypes, type Problem } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import type { Context } from './context.ts';
 import { idempotent } from './idempotency.ts';
@@ -61,15 +61,16 @@ const domainErrors = t.middleware(async ({ next }) => {
 
 /**
  * Enforces the policy the procedure declares in `meta.policy` (server/auth/policy.ts), before its
- * body runs, on every door alike. A procedure without one is refused: a forgotten declaration
- * fails closed, and the policy-coverage test names it.
+ * body runs, on every door alike: 401 without a token, 403 `forbidden` for a role it does not
+ * list, 403 `insufficient-scope` (with its WWW-Authenticate challenge) for a token lacking its
+ * scope. A procedure without one is refused: a forgotten declaration fails closed, and the
+ * policy-coverage test names it.
  */
 const enforcePolicy = t.middleware(({ ctx, meta, next }) => {
   const policy = meta?.policy;
   if (policy === undefined) throw new Error('This procedure declares no policy (meta.policy).');
-  if (isPublic(policy)) return next();
-  if (!ctx.caller) throw missingToken();
-  if (!allows(policy, ctx.caller)) throw new DomainError('forbidden', describeRefusal(policy, ctx.caller));
+  const refused = refusal(policy, ctx.caller);
+  if (refused) throw refused;
   return next();
 });
 
@@ -99,7 +100,8 @@ export const publicProcedure = baseProcedure.meta({ policy: PUBLIC });
 /**
  * A procedure admitting what `policy` admits, e.g.
  * `procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:read' })`: customers,
- * admins, and service clients holding orders:read. Resource rules (whose order) stay in the service.
+ * admins and service clients whose token grants orders:read (a person's token without a `scope`
+ * claim grants what the role allows). Resource rules (whose order) stay in the service.
  */
 export const procedureFor = (policy: RolePolicy) =>
   baseProcedure.meta({ policy }).use(({ ctx, next }) => {

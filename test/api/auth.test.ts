@@ -281,7 +281,7 @@ describe('a known caller without the right is 403', () => {
     const token = await t.serviceToken(['orders:read']);
     const res = await t.request({ method: 'POST', url: PUBLIC, payload: productInput(), token });
     expect(res.statusCode).toBe(403);
-    expect(res.json()).toMatchObject({ type: '/problems/forbidden' });
+    expect(res.json()).toMatchObject({ type: '/problems/insufficient-scope', scope: 'products:write' });
   });
 
   it('a service client with products:write may create a product', async () => {

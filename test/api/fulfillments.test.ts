@@ -181,7 +181,7 @@ describe('who may send to fulfillment and ship (CONTRACT 7)', () => {
   it('a service client without fulfillments:write is 403; no token is 401', async () => {
     const order = await paidOrder();
     const token = await t.serviceToken(['orders:read', 'orders:write', 'payments:write']);
-    expectProblem(await sendToFulfillment(t, order.id, token), 403, 'forbidden');
+    expectProblem(await sendToFulfillment(t, order.id, token), 403, 'insufficient-scope');
     expectProblem(await t.request({ method: 'POST', url: `${ORDERS}/${order.id}/send-to-fulfillment` }), 401, 'unauthorized');
   });
 });
@@ -235,7 +235,7 @@ describe('GET /orders/{id}/fulfillments and .../{fulfillmentId}: read like the o
   it('a service client reads with orders:read; without it 403', async () => {
     expect((await t.request({ method: 'GET', url: fulfillmentsOf(order.id), token: warehouse })).statusCode).toBe(200);
     const shipOnly = await t.serviceToken(['fulfillments:write']);
-    expectProblem(await t.request({ method: 'GET', url: fulfillmentsOf(order.id), token: shipOnly }), 403, 'forbidden');
+    expectProblem(await t.request({ method: 'GET', url: fulfillmentsOf(order.id), token: shipOnly }), 403, 'insufficient-scope');
   });
 });
 

@@ -901,8 +901,8 @@ describe('Who may do what: customers act on their own orders, admins on all', ()
     const writer = await t.serviceToken(['orders:write']);
     const none = await t.serviceToken([]);
     expect((await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, token: reader })).statusCode).toBe(200);
-    expectProblem(await patch(order.id, { address: 'Svc' }, reader), 403, 'forbidden');
-    expectProblem(await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, token: none }), 403, 'forbidden');
+    expectProblem(await patch(order.id, { address: 'Svc' }, reader), 403, 'insufficient-scope');
+    expectProblem(await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, token: none }), 403, 'insufficient-scope');
     expect((await patch(order.id, { address: 'Svc' }, writer)).statusCode).toBe(200);
   });
 

@@ -182,7 +182,7 @@ describe('who may pay (CONTRACT 7)', () => {
   it('a service client without payments:write is 403', async () => {
     const order = await confirmedOrder();
     const token = await t.serviceToken(['orders:read', 'orders:write', 'fulfillments:write']);
-    expectProblem(await postPayment(t, paymentInput(order), token), 403, 'forbidden');
+    expectProblem(await postPayment(t, paymentInput(order), token), 403, 'insufficient-scope');
     expect(await paymentRowsOf(order.id)).toBe(0);
   });
 });
@@ -214,7 +214,7 @@ describe('GET /payments/{id}: customers read their own, never cached', () => {
     const reader = await t.serviceToken(['orders:read']);
     expect((await t.request({ method: 'GET', url: `${PAYMENTS}/${payment.id}`, token: reader })).statusCode).toBe(200);
     const writerOnly = await t.serviceToken(['payments:write']);
-    expectProblem(await t.request({ method: 'GET', url: `${PAYMENTS}/${payment.id}`, token: writerOnly }), 403, 'forbidden');
+    expectProblem(await t.request({ method: 'GET', url: `${PAYMENTS}/${payment.id}`, token: writerOnly }), 403, 'insufficient-scope');
   });
 });
 

@@ -320,12 +320,12 @@ describe('writes are admin-only (or a service client with products:write); reads
     expect(del.statusCode).toBe(204);
   });
 
-  it('a service client without the products:write scope answers 403 on POST, PUT and DELETE', async () => {
+  it('a service client without the products:write scope answers 403 insufficient-scope on POST, PUT and DELETE', async () => {
     const token = await t.serviceToken(['orders:read', 'orders:write']);
     const product = await createProduct();
-    expectProblem(await t.request({ method: 'POST', url: BASE, payload: productInput(), token }), 403, 'forbidden');
-    expectProblem(await t.request({ method: 'PUT', url: `${BASE}/${product.id}`, payload: writable(product), token }), 403, 'forbidden');
-    expectProblem(await t.request({ method: 'DELETE', url: `${BASE}/${product.id}`, token }), 403, 'forbidden');
+    expectProblem(await t.request({ method: 'POST', url: BASE, payload: productInput(), token }), 403, 'insufficient-scope');
+    expectProblem(await t.request({ method: 'PUT', url: `${BASE}/${product.id}`, payload: writable(product), token }), 403, 'insufficient-scope');
+    expectProblem(await t.request({ method: 'DELETE', url: `${BASE}/${product.id}`, token }), 403, 'insufficient-scope');
     expect((await getProduct(product.id)).statusCode).toBe(200);
   });
 

@@ -547,7 +547,7 @@ describe('GET /users lists users for admins and services with users:read', () =>
 
   it('a service token without users:read is 403', async () => {
     const token = await t.serviceToken(['orders:read']);
-    expectProblem(await t.request({ method: 'GET', url: '/api/v1/users', token }), 403, 'forbidden');
+    expectProblem(await t.request({ method: 'GET', url: '/api/v1/users', token }), 403, 'insufficient-scope');
   });
 
   it('limit out of range is 422, a non-integer page is 400', async () => {

@@ -70,8 +70,8 @@ describe('writes need the admin role or the products:write scope', () => {
     expect(await as(null).products.get({ id: product.id })).toEqual(product);
   });
 
-  it('a service without products:write gets FORBIDDEN', async () => {
-    await expectDomainError(as(service('orders:write')).products.create(input()), 'FORBIDDEN', 'forbidden');
+  it('a service without products:write gets FORBIDDEN (insufficient-scope)', async () => {
+    await expectDomainError(as(service('orders:write')).products.create(input()), 'FORBIDDEN', 'insufficient-scope');
   });
 
   it('no caller at all gets UNAUTHORIZED with a DomainError cause of slug unauthorized', async () => {

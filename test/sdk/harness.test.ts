@@ -51,7 +51,7 @@ describe('a harness shares one database between callers of different roles', () 
   it('a service caller acts by its scopes', async () => {
     const created = await harness.caller({ role: 'service', scopes: ['products:write'] }).products.create(product());
     expect(created.id).toBeGreaterThan(0);
-    await rejection(harness.caller({ role: 'service', scopes: ['orders:read'] }).products.create(product()), 'FORBIDDEN', 'forbidden');
+    await rejection(harness.caller({ role: 'service', scopes: ['orders:read'] }).products.create(product()), 'FORBIDDEN', 'insufficient-scope');
   });
 
   it('invalid input is UNPROCESSABLE_CONTENT whose cause names each field', async () => {

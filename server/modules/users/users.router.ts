@@ -4,10 +4,10 @@ import { IdParam } from '../common.schemas.ts';
 import { User, UserInput, UserList, UserListQuery, UserReplace } from './users.schemas.ts';
 import * as users from './users.service.ts';
 
-// People reach their own user (admins any); a service client reads users with users:read (checked
-// per user by the service, so a missing scope looks like a missing user) and never changes one.
-const reader = procedureFor({ roles: ['customer', 'admin', 'service'] });
-const writer = procedureFor({ roles: ['customer', 'admin'] });
+// People reach their own user (admins any); a service client reads any user with users:read and
+// never changes one. A token limited by its `scope` claim needs users:read / users:write.
+const reader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'users:read' });
+const writer = procedureFor({ roles: ['customer', 'admin'], scope: 'users:write' });
 
 export const usersRouter = router({
   create: publicProcedure

@@ -1,6 +1,6 @@
 import { asc, eq, sql } from 'drizzle-orm';
 import { hashPassword, verifyPassword } from '../../auth/password.ts';
-import { isSelf, mayChangeRole, mayCreateRole, mayReadUser, mayWriteUser } from '../../auth/policy.ts';
+import { insufficientScope, isAdmin, isSelf, mayChangeRole, mayCreateRole, mayReadUser, mayWriteUser } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
 import { orders, users } from '../../db/schema.ts';
@@ -44,7 +44,7 @@ const duplicateEmail = () =>
 // Customers learn nothing about other users: someone else's id looks like a missing one.
 const notFound = (id: number) => new DomainError('not-found', `User ${id} does not exist.`);
 
-/** Someone else's user looks like a missing one (to a customer, or a service without users:read). */
+/** Someone else's user looks like a missing one to a customer. */
 function assertMayRead(caller: Caller, id: number): void {
   if (!mayReadUser(caller, id)) throw notFound(id);
 }
@@ -58,6 +58,8 @@ function assertMayWrite(caller: Caller, id: number): void {
 export async function createUser({ db, caller, input }: { db: Db; caller: Caller | null; input: UserInput }): Promise<User> {
   const role = input.role ?? 'customer';
   if (!mayCreateRole(caller, role)) {
+    // An admin whose token is limited by its `scope` claim: the scope is what is missing.
+    if (isAdmin(caller)) throw insufficientScope('users:write');
     throw new DomainError('forbidden', `Only an admin may create a user with role "${role}".`);
   }
   const passwordHash = await hashPassword(input.password);
