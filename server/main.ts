@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { TokenService } from './auth/tokens.ts';
 import { buildApp } from './app.ts';
-import { bootstrapAdmin } from './bootstrap.ts';
+import { bootstrapAdmin, bootstrapClients, passwordGrantCommand } from './bootstrap.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { DataDirectoryLockedError, openDatabase } from './db/client.ts';
 
@@ -53,6 +53,8 @@ await app.listen({ host: config.host, port: config.port });
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;
 const base = config.publicUrl ?? `${config.tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+// The docs page's client redirects under this base, so it is made sure of only now.
+const clients = await bootstrapClients(database.db, config, base);
 if (config.env === 'development') {
   const lines = [
     '',
@@ -65,6 +67,14 @@ if (config.env === 'development') {
     const token = await tokens.mint({ sub: String(bootstrap.admin.id), role: 'admin', name: bootstrap.admin.name }, 3600);
     lines.push(`  Admin: ${bootstrap.admin.email}${bootstrap.generatedPassword ? ` / password ${bootstrap.generatedPassword} (shown once)` : ''}`);
     lines.push(`  Admin access token (1 hour; restart for a new one):`, `    export TOKEN=${token}`);
+  }
+  if (clients.dev) {
+    const password = bootstrap.generatedPassword;
+    lines.push(
+      `  OAuth client (first-party, public; password, authorization_code + PKCE, refresh_token): ${clients.dev.client_id}`,
+      `  Sign in with the password grant${password === undefined ? ` (set PASSWORD${bootstrap.admin ? '' : ' and EMAIL'} first)` : ''}:`,
+      `    ${passwordGrantCommand({ baseUrl: base, ...(bootstrap.admin ? { username: bootstrap.admin.email } : {}), ...(password === undefined ? {} : { password }) })}`,
+    );
   }
   lines.push('');
   console.log(lines.join('\n'));

@@ -1,3 +1,4 @@
+import { clientsRouter } from './modules/clients/clients.router.ts';
 import { fulfillmentsRouter } from './modules/fulfillments/fulfillments.router.ts';
 import { ordersRouter } from './modules/orders/orders.router.ts';
 import { paymentsRouter } from './modules/payments/payments.router.ts';
@@ -11,6 +12,7 @@ export const appRouter = router({
   orders: ordersRouter,
   payments: paymentsRouter,
   fulfillments: fulfillmentsRouter,
+  clients: clientsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -154,7 +154,7 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
       if (!result.ok) throw new Failed(result);
       await tx
         .update(idempotencyKeys)
-        .set({ responseStatus: call.meta?.rest?.status ?? 200, responseBody: JSON.stringify(call.outputOf(result)) })
+        .set({ responseStatus: call.meta?.rest?.status ?? 200, responseBody: JSON.stringify(storedOutput(call.outputOf(result), call.meta)) })
         .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
       return result;
     });
@@ -162,6 +162,16 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
     if (error instanceof Failed) return (error as Failed<R>).result;
     throw error;
   }
+}
+
+/**
+ * What a replay may answer: the output without the fields shown only once (`meta.rest.notReplayed`,
+ * a client secret), which are therefore never written to the key's row either.
+ */
+function storedOutput(output: unknown, meta: Meta | undefined): unknown {
+  const omitted = meta?.rest?.notReplayed;
+  if (omitted === undefined || typeof output !== 'object' || output === null || Array.isArray(output)) return output;
+  return Object.fromEntries(Object.entries(output).filter(([field]) => !omitted.includes(field)));
 }
 
 /**

@@ -27,6 +27,11 @@ export interface RestMeta {
   patch?: boolean;
   /** Problem slugs this operation can answer besides the generic ones (for the OpenAPI document). */
   problems?: readonly (keyof typeof problemTypes)[];
+  /**
+   * Output fields shown only in the first answer of a creation (a client secret): never stored
+   * with an `Idempotency-Key`, so a replay answers without them (server/trpc/idempotency.ts).
+   */
+  notReplayed?: readonly string[];
 }
 
 /** `policy`: who may call the procedure (server/auth/policy.ts); every procedure declares one. */

@@ -22,6 +22,7 @@ import { fingerprintOf, isCreatingOperation, purgeExpiredKeys } from '../../serv
 import { createCallerFactory } from '../../server/trpc/trpc.ts';
 import { createTestApp, createUserRow, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
 import { createTestDatabase, onPostgres } from '../helpers/db.ts';
+import { publicClientInput } from '../helpers/clients.ts';
 import { advanceOrder, createOrderScene, draftOrder, orderAction, type OrderScene } from '../helpers/orders.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { productInput } from '../helpers/products.ts';
@@ -137,6 +138,15 @@ const operations: Record<string, Operation> = {
       };
     },
   },
+  'clients.create': {
+    // A public client: its answer has no secret, so the replay's body is the first one's byte for byte.
+    actors: adminActors,
+    scenario: async () => ({
+      call: { url: api('/clients'), body: publicClientInput() },
+      other: { url: api('/clients'), body: publicClientInput() },
+      failing: { url: api('/clients'), body: publicClientInput({ redirect_uris: [] }) },
+    }),
+  },
   'fulfillments.create': {
     actors: adminActors,
     scenario: async (t) => {
@@ -167,7 +177,11 @@ function post(call: Call, actor: Actor, key?: string): Promise<LightMyRequestRes
   });
 }
 
-const idOf = (res: LightMyRequestResponse): number => res.json<{ id: number }>().id;
+/** What the answer created: its `id` (an OAuth client's is `client_id`). */
+const idOf = (res: LightMyRequestResponse): number | string | undefined => {
+  const body = res.json<{ id?: number; client_id?: string }>();
+  return body.id ?? body.client_id;
+};
 
 beforeAll(async () => {
   t = await createTestApp();

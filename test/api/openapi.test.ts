@@ -9,6 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestUser } from '../helpers/app.ts';
+import { createClient, publicClientInput } from '../helpers/clients.ts';
 import { createOrder as createOrderAs, type OrderBody, type OrderInputBody } from '../helpers/orders.ts';
 import { shipmentInput, shipOrder, type FulfillmentBody } from '../helpers/fulfillments.ts';
 import { paymentInput, payOrder } from '../helpers/payments.ts';
@@ -379,6 +380,26 @@ const walks: Record<string, Walk> = {
       return { params: { id: order.id }, query: { page: 1, limit: 10 }, token: customer.token };
     },
     failure: async () => ({ params: { id: (await shippedOrder()).order.id }, token: (await t.createUser()).token, status: 404 }),
+  },
+  // A public client: its 201 (no secret) is what GET at its Location answers.
+  'clients-create': {
+    success: async () => ({ body: publicClientInput(), token: t.admin.token }),
+    failure: async () => ({ body: publicClientInput({ redirect_uris: ['http://app.example.com/cb'] }), token: t.admin.token, status: 422 }),
+  },
+  'clients-list': {
+    success: async () => {
+      await createClient(t);
+      return { query: { page: 1, limit: 10 }, token: t.admin.token };
+    },
+    failure: async () => ({ token: (await t.createUser()).token, status: 403 }),
+  },
+  'clients-get': {
+    success: async () => ({ params: { client_id: (await createClient(t)).client_id }, token: t.admin.token }),
+    failure: async () => ({ params: { client_id: 'Hq3cY1n0x9K7d2mWv8Jt4A' }, token: t.admin.token, status: 404 }),
+  },
+  'clients-delete': {
+    success: async () => ({ params: { client_id: (await createClient(t)).client_id }, token: t.admin.token }),
+    failure: async () => ({ params: { client_id: (await createClient(t)).client_id }, token: (await t.createUser()).token, status: 403 }),
   },
   health: {
     success: async () => ({}),
