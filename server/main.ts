@@ -28,7 +28,7 @@ const database = await openDatabase({ url: config.databaseUrl, dataDir: config.d
     throw error;
   },
 );
-const tokens = new TokenService(config.jwt);
+const tokens = new TokenService({ ...config.jwt, jwks: config.jwks });
 const app = await buildApp({
   database,
   tokens,

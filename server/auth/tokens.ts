@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { z } from 'zod';
 import { DomainError } from '../errors/problems.ts';
+import { EXTERNAL_ALGORITHMS, ExternalIssuer, KeySetUnavailable, type JwksSettings } from './jwks.ts';
 
 export type Role = 'customer' | 'admin' | 'service';
 
@@ -39,6 +40,8 @@ export interface TokenSettings {
   issuer: string;
   audience: string;
   accessTokenTtlSeconds: number;
+  /** An external authorization server whose RS256/ES256/EdDSA tokens are accepted too (server/auth/jwks.ts). */
+  jwks?: JwksSettings | undefined;
 }
 
 /**
@@ -62,11 +65,16 @@ const ClaimsSchema = z.object({
   scope: z.string().optional(),
 });
 
+/** Claims every accepted token carries, ours or the external server's. */
+const REQUIRED_CLAIMS = ['exp', 'iat', 'sub'];
+
 export class TokenService {
   private readonly key: Uint8Array;
+  private readonly external: ExternalIssuer | undefined;
 
   constructor(private readonly settings: TokenSettings) {
     this.key = new TextEncoder().encode(settings.secret);
+    this.external = settings.jwks ? new ExternalIssuer(settings.jwks, REQUIRED_CLAIMS) : undefined;
     if (this.key.byteLength < MIN_SECRET_BYTES) {
       throw new Error(`The JWT signing secret must be at least ${MIN_SECRET_BYTES} bytes (it has ${this.key.byteLength}).`);
     }
@@ -97,17 +105,8 @@ export class TokenService {
     if (header === undefined) return null;
     const match = /^Bearer +([A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]*)\s*$/i.exec(header);
     if (!match?.[1]) throw invalidToken('The Authorization header must be "Bearer <access token>".');
-    let payload: Record<string, unknown>;
-    try {
-      ({ payload } = await jwtVerify(match[1], this.key, {
-        algorithms: ['HS256'],
-        issuer: this.settings.issuer,
-        audience: this.settings.audience,
-        requiredClaims: ['exp', 'iat', 'sub'],
-      }));
-    } catch (error) {
-      throw invalidToken(describeJoseError(error));
-    }
+    const payload = await this.verify(match[1]);
+    // The same rules for every token, whoever signed it.
     checkLifetime(payload);
     const claims = ClaimsSchema.safeParse(payload);
     if (!claims.success) throw invalidToken('The access token lacks a valid sub or role claim.');
@@ -120,6 +119,33 @@ export class TokenService {
     const userId = CANONICAL_USER_ID.test(sub) ? Number(sub) : Number.NaN;
     if (!(userId >= 1 && userId <= MAX_USER_ID)) throw invalidToken('The access token subject is not a user id.');
     return { sub, userId, role, name, scopes: scope === undefined ? 'all' : granted };
+  }
+
+  /**
+   * Checks the signature, `iss`, `aud` and presence of `exp`/`iat`/`sub`, by the header's `alg`:
+   * HS256 with our secret, our issuer and audience; RS256/ES256/EdDSA with the external server's
+   * keys, issuer and audience (when JWT_JWKS_URL is set); any other algorithm is refused. Each
+   * path pins its own algorithms, so an HS256 token signed with a public key (algorithm confusion)
+   * is checked against our secret and fails.
+   */
+  private async verify(token: string): Promise<JWTPayload> {
+    let alg: unknown;
+    try {
+      ({ alg } = decodeProtectedHeader(token));
+    } catch {
+      throw invalidToken('The access token is malformed or invalid.');
+    }
+    try {
+      if (alg === 'HS256') {
+        const options = { algorithms: ['HS256'], issuer: this.settings.issuer, audience: this.settings.audience, requiredClaims: REQUIRED_CLAIMS };
+        return (await jwtVerify(token, this.key, options)).payload;
+      }
+      if (this.external && typeof alg === 'string' && EXTERNAL_ALGORITHMS.includes(alg)) return await this.external.verify(token);
+    } catch (error) {
+      if (error instanceof KeySetUnavailable) throw keySetUnavailable(error);
+      throw invalidToken(describeJoseError(error));
+    }
+    throw invalidToken('The access token is signed with an algorithm this service does not accept.');
   }
 }
 
@@ -142,6 +168,7 @@ function describeJoseError(error: unknown): string {
   if (error instanceof joseErrors.JWTClaimValidationFailed) return `The access token claim "${error.claim}" is invalid.`;
   if (error instanceof joseErrors.JOSEAlgNotAllowed) return 'The access token is signed with an algorithm this service does not accept.';
   if (error instanceof joseErrors.JWSSignatureVerificationFailed) return 'The access token signature is invalid.';
+  if (error instanceof joseErrors.JWKSNoMatchingKey) return 'The access token names a signing key the issuer does not publish.';
   return 'The access token is malformed or invalid.';
 }
 
@@ -152,6 +179,16 @@ export function invalidToken(detail: string): DomainError {
     headers: { 'www-authenticate': `Bearer realm="order-service", error="invalid_token", error_description="${quoted}"` },
   });
 }
+
+/**
+ * 503 when the external server's keys cannot be fetched: its outage is not the caller's fault (a
+ * 401 would tell the client to throw away a token that may be perfectly good). Logged with the cause.
+ */
+const keySetUnavailable = (error: KeySetUnavailable): DomainError =>
+  new DomainError('service-unavailable', 'The signing keys of the authorization server that issued this token cannot be fetched right now; retry later.', {
+    headers: { 'retry-after': String(error.retryAfterSeconds) },
+    cause: error.cause ?? error,
+  });
 
 export const missingToken = (): DomainError =>
   new DomainError('unauthorized', 'This operation needs an access token: send "Authorization: Bearer <token>".', {

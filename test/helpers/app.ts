@@ -1,4 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { JwksSettings } from '../../server/auth/jwks.ts';
 import { TokenService, type Role } from '../../server/auth/tokens.ts';
 import { buildApp } from '../../server/app.ts';
 import type { Database, Db } from '../../server/db/client.ts';
@@ -41,9 +42,10 @@ export async function createUserRow(db: Db, tokens: TokenService, role: User['ro
 }
 
 /** One migrated database and one app per test file: PGlite takes seconds to start. */
-export async function createTestApp(): Promise<TestApp> {
+export async function createTestApp(options: { jwks?: JwksSettings } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  const tokens = new TokenService(TEST_JWT);
+  // `jwks`: also accept an external authorization server's tokens (test/api/jwks.test.ts).
+  const tokens = new TokenService({ ...TEST_JWT, jwks: options.jwks });
   // A limit no suite reaches; test/api/rate-limit.test.ts builds its own app with a small one.
   const app = await buildApp({ database, tokens, rateLimit: { max: 1_000_000, timeWindow: '1 minute' } });
   await app.ready();
