@@ -11,6 +11,7 @@ import { buildOpenApiDocument } from './http/openapi.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { registerJsonParser } from './http/json-body.ts';
 import { handleError, sendProblem } from './http/problem-reply.ts';
+import { registerOAuth, type OAuthOptions } from './oauth/register.ts';
 import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './http/rate-limit.ts';
 import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter.ts';
 import { registerTrpcEndpoint } from './http/trpc-endpoint.ts';
@@ -39,6 +40,11 @@ export interface AppOptions {
    * (default 10 minutes).
    */
   idempotency?: Partial<IdempotencySettings> & { purgeIntervalMs?: number };
+  /**
+   * The authorization server under /oauth (server/oauth/settings.ts): issuer (PUBLIC_URL), refresh
+   * token lifetime, its stricter rate limit, the sign-in backoff, the key of its HMACs.
+   */
+  oauth?: OAuthOptions;
 }
 
 declare module 'fastify' {
@@ -191,6 +197,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   registerRestRoutes(app, { router: appRouter, db: database.db, idempotency });
+  await registerOAuth(app, { db: database.db, tokens, tls: options.tls !== undefined, options: options.oauth });
 
   // Health: unversioned, GET/HEAD only. A rate-limit store that does not answer is `degraded`,
   // still 200: the service works (the limiter fails open); only the database decides 503.

@@ -42,6 +42,13 @@ const app = await buildApp({
     fingerprintKey: createHmac('sha256', config.jwt.secret).update('idempotency-fingerprint').digest('base64url'),
   },
   rateLimit: { max: config.rateLimit.max, timeWindow: config.rateLimit.window, redisUrl: config.redisUrl },
+  oauth: {
+    issuer: config.publicUrl,
+    refreshTokenTtlDays: config.oauth.refreshTokenTtlDays,
+    rateLimit: { max: config.oauth.rateLimitMax, timeWindow: '1 minute' },
+    // CSRF tokens and sign-in account keys: every instance agrees, and it is not the signing key itself.
+    secretKey: createHmac('sha256', config.jwt.secret).update('oauth').digest('base64url'),
+  },
   logger: {
     level: config.logLevel,
     redact: ['req.headers.authorization', 'req.headers.cookie'],

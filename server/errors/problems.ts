@@ -145,6 +145,49 @@ export const problemTypes = {
     description:
       'The body has a Content-Type the operation does not accept. `Accept-Post` or `Accept-Patch` lists the accepted types.',
   },
+  // The OAuth 2.0 token and revocation endpoints' errors (RFC 6749 section 5.2): their bodies carry
+  // `error` and `error_description` beside these problem fields.
+  'invalid-request': {
+    status: 400,
+    title: 'Invalid OAuth request',
+    code: 'BAD_REQUEST',
+    description:
+      'An OAuth request (RFC 6749 `invalid_request`) lacks a required parameter, repeats one, has an unsupported value, or uses more than one way to authenticate the client.',
+  },
+  'invalid-client': {
+    status: 401,
+    title: 'Client authentication failed',
+    code: 'UNAUTHORIZED',
+    description:
+      'The OAuth client (RFC 6749 `invalid_client`) is unknown, sent no credentials, or sent a wrong secret. Confidential clients use HTTP Basic (`client_secret_basic`) or `client_id` + `client_secret` in the body (`client_secret_post`); public clients send `client_id`.',
+  },
+  'invalid-grant': {
+    status: 400,
+    title: 'Invalid grant',
+    code: 'BAD_REQUEST',
+    description:
+      'The authorization code, refresh token or user credentials (RFC 6749 `invalid_grant`) are invalid, expired, revoked, already used, issued to another client, or do not match the redirect URI or PKCE verifier.',
+  },
+  'unauthorized-client': {
+    status: 400,
+    title: 'Unauthorized client',
+    code: 'BAD_REQUEST',
+    description: 'The OAuth client (RFC 6749 `unauthorized_client`) is not registered for this grant type.',
+  },
+  'unsupported-grant-type': {
+    status: 400,
+    title: 'Unsupported grant type',
+    code: 'BAD_REQUEST',
+    description:
+      'The `grant_type` (RFC 6749 `unsupported_grant_type`) is not one of `authorization_code`, `refresh_token`, `client_credentials` and `password`.',
+  },
+  'invalid-scope': {
+    status: 400,
+    title: 'Invalid scope',
+    code: 'BAD_REQUEST',
+    description:
+      'The requested `scope` (RFC 6749 `invalid_scope`) is malformed, unknown, beyond what the client is registered for, or beyond what was originally granted.',
+  },
   'rate-limited': {
     status: 429,
     title: 'Too many requests',

@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { JwksSettings } from '../../server/auth/jwks.ts';
 import { TokenService, type Role } from '../../server/auth/tokens.ts';
-import { buildApp } from '../../server/app.ts';
+import { buildApp, type AppOptions } from '../../server/app.ts';
 import type { Database, Db } from '../../server/db/client.ts';
 import type { User } from '../../server/modules/users/users.schemas.ts';
 import { createTestUser } from '../../server/testing.ts';
@@ -41,13 +41,18 @@ export async function createUserRow(db: Db, tokens: TokenService, role: User['ro
   return { ...user, token };
 }
 
-/** One migrated database and one app per test file: PGlite takes seconds to start. */
-export async function createTestApp(options: { jwks?: JwksSettings } = {}): Promise<TestApp> {
+/**
+ * One migrated database and one app per test file: PGlite takes seconds to start. `oauth` settings
+ * replace the defaults below (test/oauth/ passes small limits).
+ */
+export async function createTestApp(options: { oauth?: AppOptions['oauth']; jwks?: JwksSettings } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   // `jwks`: also accept an external authorization server's tokens (test/api/jwks.test.ts).
   const tokens = new TokenService({ ...TEST_JWT, jwks: options.jwks });
   // A limit no suite reaches; test/api/rate-limit.test.ts builds its own app with a small one.
-  const app = await buildApp({ database, tokens, rateLimit: { max: 1_000_000, timeWindow: '1 minute' } });
+  // The same for /oauth's own limit (20 a minute per address), which every test shares here.
+  const oauth = { rateLimit: { max: 1_000_000, timeWindow: '1 minute' }, ...options.oauth };
+  const app = await buildApp({ database, tokens, rateLimit: { max: 1_000_000, timeWindow: '1 minute' }, oauth });
   await app.ready();
   const admin = await createUserRow(database.db, tokens, 'admin');
   return {

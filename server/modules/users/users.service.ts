@@ -10,10 +10,11 @@ import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
 import { iso, toPage, type Page } from '../common.schemas.ts';
 import type { User, UserInput, UserListQuery, UserReplace } from './users.schemas.ts';
+import { revokeUserGrants } from './users.grants.ts';
 
 /**
  * The columns a user is answered with. `password_hash` is not among them: only the queries that
- * verify a password read it (`passwordHashOf`, `ensureAdmin`), so no other path can leak it.
+ * verify a password read it (`passwordHashOf`, `verifyCredentials`, `ensureAdmin`), so no other path can leak it.
  */
 const userColumns = {
   id: users.id,
@@ -171,6 +172,8 @@ export async function replaceUser({
         .where(eq(users.id, id))
         .returning(userColumns);
       if (!row) throw notFound(id);
+      // A new password signs the user out of every OAuth client at its next refresh.
+      if (passwordHash !== undefined) await revokeUserGrants(tx, id);
       return toUser(row);
     });
   } catch (error) {
@@ -227,6 +230,23 @@ const byEmail = (email: string) => sql`lower(${users.email}) = lower(${email})`;
 export async function findUserByEmail({ db, email }: { db: Db; email: string }): Promise<UserRecord | undefined> {
   const [row] = await db.select(userColumns).from(users).where(byEmail(email));
   return row;
+}
+
+// Verified against when no user has the email, so that answer costs the same scrypt work as a wrong password.
+let absentUserHash: Promise<string> | undefined;
+
+/**
+ * The user with this email (any case) and password, else undefined: a sign-in. Whether the email
+ * exists shows neither in the answer nor in its timing.
+ */
+export async function verifyCredentials({ db, email, password }: { db: Db; email: string; password: string }): Promise<UserRecord | undefined> {
+  const [row] = await db.select({ ...userColumns, passwordHash: users.passwordHash }).from(users).where(byEmail(email));
+  if (!row) {
+    await verifyPassword(password, await (absentUserHash ??= hashPassword('no user has this email')));
+    return undefined;
+  }
+  const { passwordHash, ...user } = row;
+  return (await verifyPassword(password, passwordHash)) ? user : undefined;
 }
 
 /** Makes sure an admin with this email exists and has this password (start-up bootstrap). */

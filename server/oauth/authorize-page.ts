@@ -1,0 +1,123 @@
+/**
+ * The pages of `/oauth/authorize`: the sign-in form and the refusal page. Plain HTML that works
+ * with a keyboard and a screen reader: one `<main>`, an `<h1>`, labelled fields with the
+ * autocomplete tokens password managers look for, errors in a `role="alert"` element, no script.
+ * Every value that came from a request or the database is escaped.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyReply } from 'fastify';
+import type { AuthorizationRequestParams } from './csrf.ts';
+import { REQUEST_PARAMETERS } from './csrf.ts';
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+const STYLE = `
+body { font: 16px/1.5 system-ui, sans-serif; margin: 0; background: #f4f4f5; color: #18181b; }
+main { max-width: 24rem; margin: 3rem auto; padding: 2rem; background: #fff; border-radius: 8px; }
+h1 { font-size: 1.5rem; margin: 0 0 1rem; }
+label { display: block; margin-top: 1rem; font-weight: 600; }
+input { box-sizing: border-box; width: 100%; padding: .5rem; font: inherit; border: 1px solid #71717a; border-radius: 4px; }
+input:focus, button:focus { outline: 3px solid #2563eb; outline-offset: 2px; }
+button { margin-top: 1.5rem; width: 100%; padding: .6rem; font: inherit; font-weight: 600; color: #fff; background: #1d4ed8; border: 0; border-radius: 4px; }
+[role="alert"] { padding: .75rem; color: #7f1d1d; background: #fee2e2; border-radius: 4px; }
+.scopes { color: #52525b; font-size: .9rem; }
+`;
+
+/** The inline style is allowed by its hash: the policy allows nothing else to style or run. */
+const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
+
+/**
+ * `form-action` must name the client's redirect target too: Chromium applies it to the redirect
+ * that follows the form's POST. For http(s) URIs its origin, for an app's private-use scheme
+ * (`com.example.app:/callback`) the scheme.
+ */
+function formActionTarget(redirectUri: string | undefined): string {
+  if (redirectUri === undefined) return '';
+  try {
+    const url = new URL(redirectUri);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return ` ${url.origin}`;
+    return /^[a-z][a-z0-9+.-]*:$/.test(url.protocol) ? ` ${url.protocol}` : '';
+  } catch {
+    return '';
+  }
+}
+
+/** The headers of every page and redirect of /oauth/authorize. */
+export function pageHeaders(reply: FastifyReply, redirectUri?: string): FastifyReply {
+  return reply
+    .header(
+      'content-security-policy',
+      `default-src 'none'; style-src ${STYLE_HASH}; form-action 'self'${formActionTarget(redirectUri)}; frame-ancestors 'none'; base-uri 'none'`,
+    )
+    .header('x-frame-options', 'DENY')
+    .header('cache-control', 'no-store')
+    .header('pragma', 'no-cache')
+    .header('referrer-policy', 'no-referrer');
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} - order-service</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+export interface SignInForm {
+  clientName: string;
+  scope: string;
+  params: AuthorizationRequestParams;
+  csrfToken: string;
+  email?: string;
+  error?: string;
+}
+
+export function signInPage(form: SignInForm): string {
+  const hidden = REQUEST_PARAMETERS.flatMap((name) => {
+    const value = form.params[name];
+    return value === undefined ? [] : [`<input type="hidden" name="${name}" value="${escapeHtml(value)}">`];
+  });
+  const alert = form.error === undefined ? '' : `<p role="alert" id="sign-in-error">${escapeHtml(form.error)}</p>\n`;
+  const described = form.error === undefined ? '' : ' aria-describedby="sign-in-error"';
+  const emailValue = form.email === undefined ? '' : ` value="${escapeHtml(form.email)}"`;
+  // Focus where the user types next: the email, or the password when the email is known.
+  const focusEmail = form.email === undefined ? ' autofocus' : '';
+  const focusPassword = form.email === undefined ? '' : ' autofocus';
+  return page(
+    'Sign in',
+    `<h1>Sign in</h1>
+<p>to continue to <strong>${escapeHtml(form.clientName)}</strong></p>
+${alert}<form method="post" action="authorize">
+${hidden.join('\n')}
+<input type="hidden" name="csrf_token" value="${escapeHtml(form.csrfToken)}">
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required maxlength="254"${emailValue}${described}${focusEmail}>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256"${described}${focusPassword}>
+<button type="submit">Sign in</button>
+</form>
+<p class="scopes">${escapeHtml(form.clientName)} asks for: ${escapeHtml(form.scope)}</p>`,
+  );
+}
+
+/** A request that cannot be answered with a redirect (unknown client, unregistered redirect URI...). */
+export function refusalPage(title: string, message: string): string {
+  return page(
+    title,
+    `<h1>${escapeHtml(title)}</h1>
+<p role="alert">${escapeHtml(message)}</p>
+<p>Go back to the application you came from and try again. If this keeps happening, its developers need to fix the sign-in request.</p>`,
+  );
+}

@@ -1,0 +1,212 @@
+/**
+ * The authorization endpoint (RFC 6749 section 4.1, RFC 7636, RFC 9700 section 2.1):
+ * GET /oauth/authorize checks the request and serves the sign-in form; the form POSTs to the same
+ * path, and a successful sign-in is a 303 to the client's registered redirect URI with `code`,
+ * `state` and `iss` (RFC 9207).
+ *
+ * A request whose client is unknown or whose `redirect_uri` is not registered for it (exact
+ * string match) gets a 400 page and is never redirected: the endpoint is no open redirector.
+ * Every other error goes back to the client as `error`, `error_description` and `state`
+ * (section 4.1.2.1). A wrong password re-shows the form with a neutral message.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { pageHeaders, refusalPage, signInPage } from './authorize-page.ts';
+import { findClient, type OAuthClient } from './client-auth.ts';
+import { createCode } from './codes.ts';
+import type { OAuthContext } from './context.ts';
+import { REQUEST_PARAMETERS, type AuthorizationRequestParams } from './csrf.ts';
+import { OAuthError } from './errors.ts';
+import { isFormRequest, parseParams, type Params } from './params.ts';
+import { S256_CHALLENGE } from './pkce.ts';
+import { grantScope, parseScope } from './scope.ts';
+import { waitMessage, WRONG_CREDENTIALS } from './sign-in.ts';
+
+/** An error that goes back to the client's redirect URI (section 4.1.2.1). */
+type RedirectedErrorCode = 'invalid_request' | 'unauthorized_client' | 'unsupported_response_type' | 'invalid_scope';
+
+class RedirectedError extends Error {
+  constructor(
+    readonly target: { redirectUri: string; state: string | undefined },
+    readonly error: RedirectedErrorCode,
+    readonly description: string,
+  ) {
+    super(description);
+  }
+}
+
+/** A request that may not be redirected: answered with the refusal page. */
+class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly description: string,
+  ) {
+    super(description);
+  }
+}
+
+export interface AuthorizationRequest {
+  client: OAuthClient;
+  redirectUri: string;
+  state: string | undefined;
+  codeChallenge: string;
+  scope: string;
+  /** The request's own parameters, as the form carries them. */
+  params: AuthorizationRequestParams;
+}
+
+function requestParams(params: Params): AuthorizationRequestParams {
+  return Object.fromEntries(REQUEST_PARAMETERS.flatMap((name) => (params.has(name) ? [[name, params.get(name)]] : []))) as AuthorizationRequestParams;
+}
+
+/** Client and redirect URI first: until both are known good, nothing may be redirected. */
+async function checkClient(ctx: OAuthContext, params: Params, repeated: ReadonlySet<string>): Promise<{ client: OAuthClient; redirectUri: string }> {
+  for (const name of ['client_id', 'redirect_uri']) {
+    if (repeated.has(name)) throw new Refusal(400, 'Invalid sign-in request', `The ${name} parameter was sent more than once.`);
+  }
+  const clientId = params.get('client_id');
+  if (clientId === undefined) throw new Refusal(400, 'Invalid sign-in request', 'The client_id parameter is missing.');
+  const client = await findClient(ctx.db, clientId);
+  if (!client) throw new Refusal(400, 'Unknown application', 'No application is registered with this client_id.');
+  const redirectUri = params.get('redirect_uri');
+  if (redirectUri === undefined) throw new Refusal(400, 'Invalid sign-in request', 'The redirect_uri parameter is missing.');
+  if (!client.redirectUris.includes(redirectUri)) {
+    throw new Refusal(400, 'Invalid redirect URI', 'The redirect_uri is not registered for this application, so this sign-in request cannot continue.');
+  }
+  return { client, redirectUri };
+}
+
+/** The rest of the request, once the client and redirect URI are known good: what is wrong, if anything. */
+function checkParameters(client: OAuthClient, params: Params, problem: string | undefined): { error: RedirectedErrorCode; description: string } | { codeChallenge: string; scope: string } {
+  if (problem !== undefined) return { error: 'invalid_request', description: problem };
+  if (!client.grantTypes.includes('authorization_code')) {
+    return { error: 'unauthorized_client', description: 'This client is not registered for the authorization code grant.' };
+  }
+  const responseType = params.get('response_type');
+  if (responseType === undefined) return { error: 'invalid_request', description: 'The response_type parameter is required (code).' };
+  if (responseType !== 'code') return { error: 'unsupported_response_type', description: 'The only supported response_type is code.' };
+  const codeChallenge = params.get('code_challenge');
+  if (codeChallenge === undefined) return { error: 'invalid_request', description: 'PKCE is required: send code_challenge and code_challenge_method=S256.' };
+  if (params.get('code_challenge_method') !== 'S256') {
+    return { error: 'invalid_request', description: 'The code_challenge_method must be S256 (plain is not accepted).' };
+  }
+  if (!S256_CHALLENGE.test(codeChallenge)) return { error: 'invalid_request', description: 'The code_challenge must be 43 base64url characters (S256).' };
+  try {
+    return { codeChallenge, scope: grantScope(parseScope(params.get('scope')), client.scopes, "the client's registered scopes") };
+  } catch (error) {
+    if (error instanceof OAuthError) return { error: 'invalid_scope', description: error.message };
+    throw error;
+  }
+}
+
+async function checkRequest(ctx: OAuthContext, source: unknown): Promise<AuthorizationRequest> {
+  const { params, problem, repeated } = parseParams(source);
+  const { client, redirectUri } = await checkClient(ctx, params, repeated);
+  const state = params.get('state');
+  const checked = checkParameters(client, params, problem);
+  if ('error' in checked) throw new RedirectedError({ redirectUri, state }, checked.error, checked.description);
+  return { client, redirectUri, state, ...checked, params: requestParams(params) };
+}
+
+function redirectTo(ctx: OAuthContext, reply: FastifyReply, redirectUri: string, values: Record<string, string | undefined>): FastifyReply {
+  const target = new URL(redirectUri);
+  for (const [name, value] of Object.entries({ ...values, iss: ctx.issuer() })) {
+    if (value !== undefined) target.searchParams.set(name, value);
+  }
+  return pageHeaders(reply, redirectUri).code(303).header('location', target.href).send();
+}
+
+/** Refusals as a page, client errors as a redirect; anything else is the route's error handler's. */
+async function answering(ctx: OAuthContext, reply: FastifyReply, run: () => Promise<FastifyReply>): Promise<FastifyReply> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof Refusal) {
+      return pageHeaders(reply).code(error.status).type('text/html; charset=utf-8').send(refusalPage(error.title, error.description));
+    }
+    if (error instanceof RedirectedError) {
+      const { redirectUri, state } = error.target;
+      return redirectTo(ctx, reply, redirectUri, { error: error.error, error_description: error.description, state });
+    }
+    throw error;
+  }
+}
+
+interface FormState {
+  status: number;
+  email?: string;
+  error?: string;
+  retryAfterSeconds?: number;
+}
+
+function showForm(ctx: OAuthContext, request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, state: FormState): FastifyReply {
+  const csrfToken = ctx.csrf.issue(request, reply, authorization.params);
+  if (state.retryAfterSeconds !== undefined) reply.header('retry-after', String(state.retryAfterSeconds));
+  return pageHeaders(reply, authorization.redirectUri)
+    .code(state.status)
+    .type('text/html; charset=utf-8')
+    .send(
+      signInPage({
+        clientName: authorization.client.name,
+        scope: authorization.scope,
+        params: authorization.params,
+        csrfToken,
+        ...(state.email === undefined ? {} : { email: state.email }),
+        ...(state.error === undefined ? {} : { error: state.error }),
+      }),
+    );
+}
+
+export function authorizeForm(ctx: OAuthContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  return answering(ctx, reply, async () => showForm(ctx, request, reply, await checkRequest(ctx, request.query), { status: 200 }));
+}
+
+export function authorizeSubmit(ctx: OAuthContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  return answering(ctx, reply, async () => {
+    if (!isFormRequest(request.headers['content-type'])) {
+      throw new Refusal(415, 'Unsupported form', 'The sign-in form is sent as application/x-www-form-urlencoded.');
+    }
+    const { params: form } = parseParams(request.body);
+    const authorization = await checkRequest(ctx, request.body);
+    if (!ctx.csrf.verify(request, form.get('csrf_token'), authorization.params)) {
+      return showForm(ctx, request, reply, authorization, {
+        status: 403,
+        error: 'This sign-in form has expired or was not sent from this page. Enter your email and password again.',
+      });
+    }
+    const email = form.get('email') ?? '';
+    const password = form.get('password') ?? '';
+    if (email === '' || password === '') {
+      return showForm(ctx, request, reply, authorization, { status: 400, email, error: 'Enter your email and password.' });
+    }
+    const result = await ctx.signIn.signIn(email, password);
+    if (!result.ok) {
+      const waiting = result.retryAfterSeconds;
+      return showForm(ctx, request, reply, authorization, {
+        status: waiting === undefined ? 400 : 429,
+        email,
+        error: waiting === undefined ? WRONG_CREDENTIALS : waitMessage(waiting),
+        ...(waiting === undefined ? {} : { retryAfterSeconds: waiting }),
+      });
+    }
+    const code = await createCode(
+      ctx.db,
+      {
+        clientId: authorization.client.id,
+        userId: result.user.id,
+        redirectUri: authorization.redirectUri,
+        codeChallenge: authorization.codeChallenge,
+        scope: authorization.scope,
+      },
+      ctx.settings.codeTtlSeconds,
+    );
+    ctx.csrf.clear(request, reply);
+    return redirectTo(ctx, reply, authorization.redirectUri, { code, state: authorization.state });
+  });
+}
+
+/** An error no handler above answered (rate limit, body limits, database): a page with its status. */
+export function authorizeErrorPage(reply: FastifyReply, status: number, detail: string): FastifyReply {
+  const title = status === 429 ? 'Too many attempts' : status >= 500 ? 'Sign-in unavailable' : 'Invalid sign-in request';
+  return pageHeaders(reply).code(status).type('text/html; charset=utf-8').send(refusalPage(title, detail));
+}
