@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { createSchema } from 'zod-openapi';
 
 export const MAX_INT = 2_147_483_647;
 
@@ -13,6 +14,13 @@ export const MAX_STOCK = 1_000_000_000;
  * and an order total (100 lines) stay exact integers in JavaScript (below 2^53).
  */
 export const MAX_PRICE = 1_000_000_000;
+/** The most units of a product one order line may hold (CONTRACT section 2). */
+export const MAX_QUANTITY = 10_000;
+/** The most lines an order may have (CONTRACT section 2 bounds quantities; this bounds the lines). */
+export const MAX_LINES = 100;
+/** A line's total at most (price x quantity), and an order's: exact integers, below 2^53. */
+export const MAX_LINE_TOTAL = MAX_PRICE * MAX_QUANTITY;
+export const MAX_ORDER_TOTAL = MAX_LINE_TOTAL * MAX_LINES;
 
 // C0 controls, DEL and C1 controls (\p{Cc}): invisible, they spoof what a reader sees (ESC starts
 // terminal escape sequences) and PostgreSQL text cannot hold NUL. Written as ranges, not \p{...},
@@ -50,18 +58,26 @@ export const Currency = z
   .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD')
   .meta({ description: 'ISO 4217 currency code.', example: 'USD' });
 
+export const MAX_PAGE = 1_000_000;
+export const MAX_LIMIT = 100;
+const Page = z.int().min(1).max(MAX_PAGE);
+const Limit = z.int().min(1).max(MAX_LIMIT);
+
 export const PageQuery = {
-  page: z.int().min(1).max(1_000_000).default(1).meta({ description: 'Page number, from 1.' }),
-  limit: z.int().min(1).max(100).default(20).meta({ description: 'Page size, 1-100 (default 20).' }),
+  page: Page.default(1).meta({ description: `Page number, 1-${MAX_PAGE} (default 1).` }),
+  limit: Limit.default(20).meta({ description: `Page size, 1-${MAX_LIMIT} (default 20).` }),
 };
 
 export const listOf = <T extends z.ZodType>(item: T) =>
   z.object({
-    data: z.array(item),
-    page: z.int(),
-    limit: z.int(),
-    has_more: z.boolean(),
+    data: z.array(item).max(MAX_LIMIT),
+    page: Page,
+    limit: Limit,
+    has_more: z.boolean().meta({ description: 'Whether a next page exists (the Link header names it).' }),
   });
+
+/** A page of `items` as the service answers it, for examples. */
+export const pageExample = <T>(items: T[]): Page<T> => ({ data: items, page: 1, limit: 20, has_more: false });
 
 export interface Page<T> {
   data: T[];
@@ -75,7 +91,44 @@ export function toPage<Row, T>(rows: Row[], page: number, limit: number, map: (r
   return { data: rows.slice(0, limit).map(map), page, limit, has_more: rows.length > limit };
 }
 
-/** A read-only field of a representation: accepted in a PUT body (so GET-modify-PUT works) and ignored. */
-export const ReadOnly = z.unknown().optional().meta({ description: 'Read-only; ignored when sent.' });
+const READ_ONLY = 'Read-only: ignored when sent back (GET-modify-PUT), whatever its value.';
+
+/**
+ * A read-only field of a representation in a PUT body: accepted whatever its value (so
+ * GET-modify-PUT works) and ignored. Callers' types and the OpenAPI document give it the type it
+ * has in the representation, marked `readOnly` (generators leave it out of request bodies).
+ */
+export const readOnly = <T extends z.ZodType>(schema: T) => {
+  const { schema: rendered } = createSchema(schema, { io: 'output' });
+  return z
+    .custom<z.output<T>>()
+    .meta({
+      readOnly: true,
+      description: READ_ONLY,
+      override: ({ jsonSchema }) => {
+        Object.assign(jsonSchema, rendered, { readOnly: true, description: READ_ONLY });
+      },
+    })
+    .optional();
+};
 
 export const iso = (date: Date): string => date.toISOString();
+
+/**
+ * Examples for the OpenAPI document, one per request or response schema: a request a client may
+ * send as it is, or a representation as the service answers it. Typed by the schema, and every
+ * one is validated against its schema in the document's tests.
+ */
+export const examples = z.registry<{ value: unknown }>();
+
+/** Registers `value` as the example request of `schema` (its input type). */
+export function requestExample<T extends z.ZodType>(schema: T, value: z.input<T>): T {
+  examples.add(schema, { value });
+  return schema;
+}
+
+/** Registers `value` as the example answer of `schema` (its output type). */
+export function responseExample<T extends z.ZodType>(schema: T, value: z.output<T>): T {
+  examples.add(schema, { value });
+  return schema;
+}

@@ -13,7 +13,7 @@ const writeProblems = ['not-found', 'conflict', 'invalid-state-transition'] as c
 export const fulfillmentsRouter = router({
   request: writer
     .meta({
-      openapi: { method: 'POST', path: '/orders/{id}/send-to-fulfillment', tags, summary: 'Send a paid order to fulfillment (a requested fulfillment)' },
+      openapi: { method: 'POST', path: '/orders/{id}/send-to-fulfillment', tags, summary: 'Send a paid order to fulfillment (a requested fulfillment)', description: 'Sends a paid order to fulfillment: a `requested` fulfillment, answered 202 with its `Location`. A second request while one is open is 409 `conflict`; an order that is not paid is 409 `invalid-state-transition`.' },
       rest: { status: 202, location: '/orders/{order_id}/fulfillments/{id}', kind: 'item', problems: [...writeProblems] },
     })
     .input(OrderIdParam)
@@ -22,7 +22,7 @@ export const fulfillmentsRouter = router({
 
   create: writer
     .meta({
-      openapi: { method: 'POST', path: '/orders/{id}/fulfillments', tags, summary: 'Ship a paid order (records a shipped fulfillment; the order becomes shipped)' },
+      openapi: { method: 'POST', path: '/orders/{id}/fulfillments', tags, summary: 'Ship a paid order (records a shipped fulfillment; the order becomes shipped)', description: 'Records the shipment of a paid order with its carrier and tracking number; the order becomes shipped. An open requested fulfillment becomes the shipped one (same id); otherwise a new one is recorded. 201 with `Location` either way.' },
       rest: { status: 201, location: '/orders/{order_id}/fulfillments/{id}', kind: 'item', problems: [...writeProblems] },
     })
     .input(ShipmentInput)
@@ -31,7 +31,7 @@ export const fulfillmentsRouter = router({
 
   get: reader
     .meta({
-      openapi: { method: 'GET', path: '/orders/{id}/fulfillments/{fulfillmentId}', tags, summary: "Read one of an order's fulfillments" },
+      openapi: { method: 'GET', path: '/orders/{id}/fulfillments/{fulfillmentId}', tags, summary: "Read one of an order's fulfillments", description: "One fulfillment of an order. Customers read the fulfillments of their own orders (another's is 404)." },
       rest: { kind: 'item', cache: 'private', problems: ['not-found'] },
     })
     .input(FulfillmentParams)
@@ -40,7 +40,7 @@ export const fulfillmentsRouter = router({
 
   list: reader
     .meta({
-      openapi: { method: 'GET', path: '/orders/{id}/fulfillments', tags, summary: "List an order's fulfillments, newest first" },
+      openapi: { method: 'GET', path: '/orders/{id}/fulfillments', tags, summary: "List an order's fulfillments, newest first", description: "An order's fulfillments, newest first, paged; an order without any lists none." },
       rest: { kind: 'list', cache: 'private', problems: ['not-found'] },
     })
     .input(FulfillmentListQuery)

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FULFILLMENT_STATUSES } from '../../db/schema.ts';
-import { Id, listOf, PageQuery, text, Timestamp } from '../common.schemas.ts';
+import { Id, listOf, PageQuery, pageExample, requestExample, responseExample, text, Timestamp } from '../common.schemas.ts';
 
 export const FulfillmentStatus = z.enum(FULFILLMENT_STATUSES).meta({ id: 'FulfillmentStatus', description: 'requested or shipped.' });
 
@@ -9,8 +9,8 @@ export const Fulfillment = z
     id: Id,
     order_id: Id,
     status: FulfillmentStatus,
-    carrier: z.string().nullable().meta({ description: 'Set once shipped.' }),
-    tracking_number: z.string().nullable().meta({ description: 'Set once shipped.' }),
+    carrier: z.string().min(1).max(100).nullable().meta({ description: 'Set once shipped.' }),
+    tracking_number: z.string().min(1).max(100).nullable().meta({ description: 'Set once shipped.' }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -41,3 +41,17 @@ export const FulfillmentListQuery = z.object({
 export type FulfillmentListQuery = z.infer<typeof FulfillmentListQuery>;
 
 export const FulfillmentList = listOf(Fulfillment).meta({ id: 'FulfillmentList' });
+
+// Examples for the OpenAPI document (validated against the schemas by test/api/openapi.test.ts).
+const shipped: Fulfillment = {
+  id: 3,
+  order_id: 17,
+  status: 'shipped',
+  carrier: 'UPS',
+  tracking_number: '1Z999AA10123456784',
+  created_at: '2026-02-01T09:00:00.000Z',
+  updated_at: '2026-02-01T15:30:00.000Z',
+};
+requestExample(ShipmentInput, { id: 17, carrier: 'UPS', tracking_number: '1Z999AA10123456784' });
+responseExample(Fulfillment, shipped);
+responseExample(FulfillmentList, pageExample([shipped]));

@@ -13,7 +13,7 @@ const writeProblems = ['not-found', 'conflict', 'invalid-state-transition', 'ins
 export const ordersRouter = router({
   create: writer
     .meta({
-      openapi: { method: 'POST', path: '/orders', tags, summary: 'Create a draft order' },
+      openapi: { method: 'POST', path: '/orders', tags, summary: 'Create a draft order', description: "Creates a draft order. Each item captures its product's current price (`unit_price`, `line_total`; `total` is their sum). A customer orders for themself (`customer_id` omitted or their own id; another is 403); admins and service clients name the customer. An unknown or archived product is 422 naming the item." },
       rest: { status: 201, location: '/orders/{id}', kind: 'item', problems: ['forbidden'] },
     })
     .input(OrderCreate)
@@ -22,7 +22,7 @@ export const ordersRouter = router({
 
   get: reader
     .meta({
-      openapi: { method: 'GET', path: '/orders/{id}', tags, summary: 'Read an order' },
+      openapi: { method: 'GET', path: '/orders/{id}', tags, summary: 'Read an order', description: "An order with its items, totals and the `_links` its status allows. Customers see only their own orders (another's is 404)." },
       rest: { kind: 'item', cache: 'private', problems: ['not-found'] },
     })
     .input(IdParam)
@@ -31,7 +31,7 @@ export const ordersRouter = router({
 
   list: reader
     .meta({
-      openapi: { method: 'GET', path: '/orders', tags, summary: 'List orders, newest first (customers: their own)' },
+      openapi: { method: 'GET', path: '/orders', tags, summary: 'List orders, newest first (customers: their own)', description: 'Orders, newest first, paged; customers see only their own. `status` filters by a status (any case, or an upper-case alias) or `active` (confirmed, paid, shipped, delivered).' },
       rest: { kind: 'list', cache: 'private' },
     })
     .input(OrderListQuery)
@@ -40,7 +40,7 @@ export const ordersRouter = router({
 
   replace: writer
     .meta({
-      openapi: { method: 'PUT', path: '/orders/{id}', tags, summary: 'Replace an order (full representation)' },
+      openapi: { method: 'PUT', path: '/orders/{id}', tags, summary: 'Replace an order (full representation)', description: 'Replaces an order with its full representation: omitted optional fields become empty (`items` [], `address` and `discount_code` null). `status` moves the order through the state machine (409 `invalid-state-transition` with `allowed` otherwise). Items, customer and currency change only in draft, the address until the order ships. Read-only fields sent back are ignored.' },
       rest: { kind: 'item', problems: [...writeProblems] },
     })
     .input(OrderReplace)
@@ -54,6 +54,7 @@ export const ordersRouter = router({
         path: '/orders/{id}',
         tags,
         summary: 'Patch an order (merge patch or JSON Patch)',
+        description: 'Changes some fields of an order: a merge patch (RFC 7396) or a JSON Patch (RFC 6902, all six operations). The patched order must be a valid PUT body and follows the same rules.',
         contentTypes: ['application/merge-patch+json', 'application/json-patch+json', 'application/json'],
       },
       rest: { kind: 'item', patch: true, problems: [...writeProblems] },
@@ -64,8 +65,8 @@ export const ordersRouter = router({
 
   confirm: writer
     .meta({
-      openapi: { method: 'POST', path: '/orders/{id}/confirm', tags, summary: 'Confirm a draft order (reserves stock)' },
-      rest: { kind: 'item', problems: [...writeProblems] },
+      openapi: { method: 'POST', path: '/orders/{id}/confirm', tags, summary: 'Confirm a draft order (reserves stock)', description: 'Moves a draft order to confirmed. It needs at least one item and an address (422 names what is missing) and reserves stock for every line or for none (409 `insufficient-stock`).' },
+      rest: { kind: 'item', problems: [...writeProblems, 'validation-error'] },
     })
     .input(IdParam)
     .output(Order)
@@ -73,7 +74,7 @@ export const ordersRouter = router({
 
   cancel: writer
     .meta({
-      openapi: { method: 'POST', path: '/orders/{id}/cancel', tags, summary: 'Cancel a draft or confirmed order (releases stock)' },
+      openapi: { method: 'POST', path: '/orders/{id}/cancel', tags, summary: 'Cancel a draft or confirmed order (releases stock)', description: 'Cancels a draft or confirmed order and releases its reserved stock. From any other status it is 409 `invalid-state-transition`.' },
       rest: { kind: 'item', problems: [...writeProblems] },
     })
     .input(IdParam)
@@ -82,7 +83,7 @@ export const ordersRouter = router({
 
   delete: writer
     .meta({
-      openapi: { method: 'DELETE', path: '/orders/{id}', tags, summary: 'Delete an order without payment (releases stock)' },
+      openapi: { method: 'DELETE', path: '/orders/{id}', tags, summary: 'Delete an order without payment (releases stock)', description: 'Deletes an order that has no payment, releasing its reserved stock; with a payment it is 409 `order-has-payment`. A repeated DELETE is 404.' },
       rest: { status: 204, problems: ['not-found', 'order-has-payment', 'precondition-failed'] },
     })
     .input(IdParam)

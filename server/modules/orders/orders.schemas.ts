@@ -1,8 +1,24 @@
 import { z } from 'zod';
-import { Currency, Id, listOf, PageQuery, ReadOnly, text, Timestamp } from '../common.schemas.ts';
+import {
+  Currency,
+  Id,
+  listOf,
+  MAX_LINE_TOTAL,
+  MAX_LINES,
+  MAX_ORDER_TOTAL,
+  MAX_PRICE,
+  MAX_QUANTITY,
+  PageQuery,
+  pageExample,
+  readOnly,
+  requestExample,
+  responseExample,
+  text,
+  Timestamp,
+} from '../common.schemas.ts';
 import { ORDER_STATUSES, normalizeStatus, type OrderStatus } from './orders.rules.ts';
 
-export const OrderStatusValue = z.enum(ORDER_STATUSES).meta({ id: 'OrderStatus' });
+export const OrderStatusValue = z.enum(ORDER_STATUSES).meta({ id: 'OrderStatus', description: 'An order status (always lower-case in answers).' });
 
 /** `draft` -> `[dD][rR][aA][fF][tT]`: a case-insensitive word in a pattern every JSON Schema tool reads. */
 const anyCase = (word: string): string =>
@@ -13,10 +29,29 @@ const wordsPattern = (words: readonly string[]): RegExp => new RegExp(`^(?:${wor
 const STATUS_WORDS: readonly string[] = [...ORDER_STATUSES, 'created'];
 const STATUS_MESSAGE = `must be one of ${ORDER_STATUSES.join(', ')} (any case; CREATED = draft)`;
 
-const statusInput = (pattern: RegExp, message: string, meta: { description: string; example: string }) =>
+/** The upper-case schema's names (CONTRACT section 3), accepted beside the canonical statuses. */
+const UPPER_CASE_NAMES = ['CREATED', 'CONFIRMED', 'PAID', 'SHIPPED', 'CANCELLED'] as const;
+
+/**
+ * In the OpenAPI document, a status input is the closed set of words it takes (an enum a client
+ * can offer), or the same words in any other case (the pattern the service checks).
+ */
+const closedSetInAnyCase =
+  (words: readonly string[]) =>
+  ({ jsonSchema }: { jsonSchema: Record<string, unknown> }): void => {
+    const { pattern, type } = jsonSchema;
+    delete jsonSchema.pattern;
+    delete jsonSchema.type;
+    jsonSchema.anyOf = [
+      { type, enum: words },
+      { type, pattern, description: 'The same words in any case.' },
+    ];
+  };
+
+const statusInput = (words: readonly string[], message: string, meta: { description: string; example: string }) =>
   z
     .string()
-    .regex(pattern, message)
+    .regex(wordsPattern(words), message)
     .transform((value, ctx): OrderStatus => {
       const status = normalizeStatus(value);
       if (status === undefined) {
@@ -25,56 +60,64 @@ const statusInput = (pattern: RegExp, message: string, meta: { description: stri
       }
       return status;
     })
-    .meta(meta);
+    .meta({ ...meta, override: closedSetInAnyCase([...ORDER_STATUSES, ...UPPER_CASE_NAMES].filter((word) => words.includes(word.toLowerCase()))) });
 
 /** Status input: any case, `CREATED` for draft; answered in lower case. */
-export const StatusInput = statusInput(
-  wordsPattern(STATUS_WORDS),
-  STATUS_MESSAGE,
-  { description: 'Order status, any case; upper-case aliases accepted (CREATED = draft).', example: 'confirmed' },
-);
+export const StatusInput = statusInput(STATUS_WORDS, STATUS_MESSAGE, {
+  description: 'Order status, any case; upper-case aliases accepted (CREATED = draft).',
+  example: 'confirmed',
+});
 
 /** A new order is always a draft: the only status its body may name. */
 const CreateStatusInput = statusInput(
-  wordsPattern(STATUS_WORDS.filter((word) => normalizeStatus(word) === 'draft')),
+  STATUS_WORDS.filter((word) => normalizeStatus(word) === 'draft'),
   'must be draft (or omitted) when an order is created',
   { description: 'Only draft (the default; any case, or CREATED) is accepted.', example: 'draft' },
 );
 
-const Link = z.object({ href: z.string(), method: z.string() });
+const Link = z
+  .object({ href: z.string().meta({ description: 'Path of the target, under /api/v1.' }), method: z.enum(['GET', 'POST']) })
+  .meta({ id: 'Link' });
 
-export const OrderItem = z.object({
-  product_id: Id,
-  quantity: z.int(),
-  unit_price: z.int().meta({ description: "The product's price when the item was set (minor units)." }),
-  line_total: z.int(),
-});
+/** Each link is offered exactly when its move is allowed (the state table decides). */
+const OrderLinks = z
+  .object({
+    self: Link,
+    confirm: Link.optional().meta({ description: 'While draft.' }),
+    cancel: Link.optional().meta({ description: 'While draft or confirmed.' }),
+    pay: Link.optional().meta({ description: 'POST /api/v1/payments with the order id in the body, while confirmed.' }),
+    'send-to-fulfillment': Link.optional().meta({ description: 'While paid.' }),
+    fulfillments: Link.optional().meta({ description: 'From paid on.' }),
+  })
+  .meta({ id: 'OrderLinks' });
+
+const Quantity = z.int().min(1).max(MAX_QUANTITY);
+const UnitPrice = z.int().min(0).max(MAX_PRICE).meta({ description: "The product's price when the item was set (minor units)." });
+const LineTotal = z.int().min(0).max(MAX_LINE_TOTAL).meta({ description: 'unit_price x quantity.' });
+const Total = z.int().min(0).max(MAX_ORDER_TOTAL).meta({ description: 'Sum of line_total, minor units.' });
+
+export const OrderItem = z.object({ product_id: Id, quantity: Quantity, unit_price: UnitPrice, line_total: LineTotal });
 
 export const Order = z
   .object({
     id: Id,
     customer_id: Id,
-    items: z.array(OrderItem),
-    address: z.string().nullable(),
+    items: z.array(OrderItem).max(MAX_LINES),
+    address: z.string().max(500).nullable(),
     status: OrderStatusValue,
     discount_code: z.string().nullable(),
     currency: Currency,
-    total: z.int().meta({ description: 'Sum of line_total, minor units.' }),
+    total: Total,
     created_at: Timestamp,
     updated_at: Timestamp,
-    _links: z.record(z.string(), Link).meta({
-      description:
-        'self always; confirm and cancel while draft; cancel and pay (POST /payments) while confirmed; ' +
-        'send-to-fulfillment while paid; fulfillments (GET) from paid on.',
-    }),
+    _links: OrderLinks,
   })
   .meta({ id: 'Order' });
 export type Order = z.infer<typeof Order>;
 
 /** The most lines an order may have (CONTRACT section 2 bounds quantities; this bounds the lines). */
-export const MAX_ITEMS = 100;
+export const MAX_ITEMS = MAX_LINES;
 
-const Quantity = z.int().min(1).max(10_000);
 const Address = text(0, 500).nullable();
 const DiscountCode = z
   .string()
@@ -96,7 +139,7 @@ export const OrderCreate = z
 export type OrderCreate = z.infer<typeof OrderCreate>;
 
 /** An item as PUT and PATCH see it: the read-only fields of a read item may come back, ignored. */
-const OrderItemReplace = z.strictObject({ product_id: Id, quantity: Quantity, unit_price: ReadOnly, line_total: ReadOnly });
+const OrderItemReplace = z.strictObject({ product_id: Id, quantity: Quantity, unit_price: readOnly(UnitPrice), line_total: readOnly(LineTotal) });
 
 /** The writable document of an order: what PUT sends and what a patch must produce. */
 export const OrderDocument = z.strictObject({
@@ -106,11 +149,11 @@ export const OrderDocument = z.strictObject({
   discount_code: DiscountCode.optional(),
   currency: Currency.optional(),
   status: StatusInput.optional(),
-  id: ReadOnly,
-  total: ReadOnly,
-  created_at: ReadOnly,
-  updated_at: ReadOnly,
-  _links: ReadOnly,
+  id: readOnly(Id),
+  total: readOnly(Total),
+  created_at: readOnly(Timestamp),
+  updated_at: readOnly(Timestamp),
+  _links: readOnly(OrderLinks),
 });
 export type OrderDocument = z.infer<typeof OrderDocument>;
 
@@ -127,10 +170,25 @@ export type OrderReplace = z.infer<typeof OrderReplace>;
 
 export const PATCH_FORMATS = ['merge-patch', 'json-patch'] as const;
 
+/** A merge patch (RFC 7396): members of the order's writable document; `null` removes a nullable one. */
+export type OrderMergePatch = z.input<typeof OrderDocument>;
+
+/** One operation of a JSON Patch (RFC 6902). */
+export type JsonPatchOperation =
+  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
+  | { op: 'remove'; path: string }
+  | { op: 'move' | 'copy'; from: string; path: string };
+
 export const OrderPatch = z.object({
   id: Id,
   format: z.enum(PATCH_FORMATS).meta({ description: 'merge-patch (RFC 7396) or json-patch (RFC 6902).' }),
-  document: z.unknown().meta({ description: 'The patch document.' }),
+  // Typed for callers (the input type), checked by the service (orders.patch.ts), which takes it
+  // as `unknown`: a malformed document is 400 and a result that is no valid order 422, which a
+  // schema here could not tell apart.
+  document: z
+    .custom<OrderMergePatch | JsonPatchOperation[]>()
+    .transform((document): unknown => document)
+    .meta({ description: 'The patch document: an object (merge-patch) or an array of operations (json-patch).' }),
 });
 export type OrderPatch = z.infer<typeof OrderPatch>;
 
@@ -139,9 +197,54 @@ export const OrderListQuery = z.object({
     .string()
     .regex(wordsPattern([...STATUS_WORDS, 'active']), 'must be an order status (any case), an upper-case alias, or active')
     .optional()
-    .meta({ description: 'A status in any case, an upper-case alias, or `active` (confirmed, paid, shipped, delivered).' }),
+    .meta({
+      description: 'A status in any case, an upper-case alias, or `active` (confirmed, paid, shipped, delivered).',
+      example: 'active',
+      override: closedSetInAnyCase([...ORDER_STATUSES, ...UPPER_CASE_NAMES, 'active']),
+    }),
   ...PageQuery,
 });
 export type OrderListQuery = z.infer<typeof OrderListQuery>;
 
 export const OrderList = listOf(Order).meta({ id: 'OrderList' });
+
+// Examples for the OpenAPI document (validated against the schemas by test/api/openapi.test.ts).
+const draft: Order = {
+  id: 17,
+  customer_id: 7,
+  items: [
+    { product_id: 42, quantity: 2, unit_price: 1999, line_total: 3998 },
+    { product_id: 43, quantity: 1, unit_price: 550, line_total: 550 },
+  ],
+  address: '1 Main St, Springfield',
+  status: 'draft',
+  discount_code: 'SPRING-10',
+  currency: 'USD',
+  total: 4548,
+  created_at: '2026-01-31T12:00:00.000Z',
+  updated_at: '2026-01-31T12:05:00.000Z',
+  _links: {
+    self: { href: '/api/v1/orders/17', method: 'GET' },
+    confirm: { href: '/api/v1/orders/17/confirm', method: 'POST' },
+    cancel: { href: '/api/v1/orders/17/cancel', method: 'POST' },
+  },
+};
+requestExample(OrderCreate, {
+  items: [
+    { product_id: 42, quantity: 2 },
+    { product_id: 43, quantity: 1 },
+  ],
+  address: '1 Main St, Springfield',
+  discount_code: 'SPRING-10',
+});
+requestExample(OrderReplace, {
+  id: 17,
+  customer_id: 7,
+  items: [{ product_id: 42, quantity: 3 }],
+  address: '2 Side St, Springfield',
+  discount_code: null,
+  currency: 'USD',
+  status: 'draft',
+});
+responseExample(Order, draft);
+responseExample(OrderList, pageExample([draft]));

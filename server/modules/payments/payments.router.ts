@@ -15,7 +15,7 @@ const tags = ['payments'];
 export const paymentsRouter = router({
   create: payer
     .meta({
-      openapi: { method: 'POST', path: '/payments', tags, summary: 'Pay a confirmed order (the order becomes paid)' },
+      openapi: { method: 'POST', path: '/payments', tags, summary: 'Pay a confirmed order (the order becomes paid)', description: 'Pays a confirmed order: `amount` must equal its total (422 otherwise) and the order becomes paid. An order that is not confirmed (a paid one included) is 409 `invalid-state-transition`. Send an `Idempotency-Key` so that a retry never pays twice.' },
       rest: { status: 201, location: '/payments/{id}', kind: 'item', problems: ['not-found', 'invalid-state-transition'] },
     })
     .input(PaymentInput)
@@ -24,7 +24,7 @@ export const paymentsRouter = router({
 
   get: reader
     .meta({
-      openapi: { method: 'GET', path: '/payments/{id}', tags, summary: 'Read a payment (customers: of their own orders)' },
+      openapi: { method: 'GET', path: '/payments/{id}', tags, summary: 'Read a payment (customers: of their own orders)', description: "A payment. Customers read the payments of their own orders (another's is 404). Never cached." },
       rest: { kind: 'item', cache: 'no-store', problems: ['not-found'] },
     })
     .input(IdParam)
@@ -33,7 +33,7 @@ export const paymentsRouter = router({
 
   list: reader
     .meta({
-      openapi: { method: 'GET', path: '/payments', tags, summary: 'List payments, newest first (customers: their own)' },
+      openapi: { method: 'GET', path: '/payments', tags, summary: 'List payments, newest first (customers: their own)', description: 'Payments, newest first, paged; customers see only their own, and `order_id` narrows the list to one order. Never cached.' },
       rest: { kind: 'list', cache: 'no-store' },
     })
     .input(PaymentListQuery)

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { PAYMENT_METHODS } from '../../db/schema.ts';
-import { Currency, Id, listOf, PageQuery, Timestamp } from '../common.schemas.ts';
+import { Currency, Id, listOf, MAX_ORDER_TOTAL, PageQuery, pageExample, requestExample, responseExample, Timestamp } from '../common.schemas.ts';
 
 export const PaymentMethod = z.enum(PAYMENT_METHODS).meta({ id: 'PaymentMethod', description: 'card, bank_transfer or wallet.' });
 
 export const PaymentInput = z
   .strictObject({
     order_id: Id.meta({ description: 'The order to pay; it must be confirmed.' }),
-    // A safe integer (z.int()), positive: the column is bigint, and totals stay below 2^53.
-    amount: z.int().min(1).meta({ description: "Minor units; must equal the order's total.", example: 4548 }),
+    // An order's total at most (totals stay below 2^53); the column is bigint.
+    amount: z.int().min(1).max(MAX_ORDER_TOTAL).meta({ description: "Minor units; must equal the order's total.", example: 4548 }),
     method: PaymentMethod,
   })
   .meta({ id: 'PaymentInput' });
@@ -18,10 +18,10 @@ export const Payment = z
   .object({
     id: Id,
     order_id: Id,
-    amount: z.int().meta({ description: 'Minor units.' }),
+    amount: z.int().min(1).max(MAX_ORDER_TOTAL).meta({ description: 'Minor units.' }),
     currency: Currency,
     method: PaymentMethod,
-    status: z.literal('captured'),
+    status: z.literal('captured').meta({ description: 'Payments are captured at once.' }),
     created_at: Timestamp,
   })
   .meta({ id: 'Payment' });
@@ -34,3 +34,9 @@ export const PaymentListQuery = z.object({
 export type PaymentListQuery = z.infer<typeof PaymentListQuery>;
 
 export const PaymentList = listOf(Payment).meta({ id: 'PaymentList' });
+
+// Examples for the OpenAPI document (validated against the schemas by test/api/openapi.test.ts).
+const payment: Payment = { id: 5, order_id: 17, amount: 4548, currency: 'USD', method: 'card', status: 'captured', created_at: '2026-01-31T12:10:00.000Z' };
+requestExample(PaymentInput, { order_id: 17, amount: 4548, method: 'card' });
+responseExample(Payment, payment);
+responseExample(PaymentList, pageExample([payment]));

@@ -10,7 +10,7 @@ const writer = procedureFor({ roles: ['admin', 'service'], scope: 'products:writ
 export const productsRouter = router({
   create: writer
     .meta({
-      openapi: { method: 'POST', path: '/products', tags: ['products'], summary: 'Create a product (admin)' },
+      openapi: { method: 'POST', path: '/products', tags: ['products'], summary: 'Create a product (admin)', description: 'Adds a product to the catalogue. `sku` must be unique (409 `duplicate-resource`); `price` is in minor units of `currency` (default USD); `stock` defaults to 0. Answers 201 with `Location`.' },
       rest: { status: 201, location: '/products/{id}', kind: 'item', problems: ['duplicate-resource'] },
     })
     .input(ProductInput)
@@ -19,7 +19,7 @@ export const productsRouter = router({
 
   get: publicProcedure
     .meta({
-      openapi: { method: 'GET', path: '/products/{id}', tags: ['products'], summary: 'Read a product', protect: false },
+      openapi: { method: 'GET', path: '/products/{id}', tags: ['products'], summary: 'Read a product', description: 'A product of the catalogue, cacheable for 60 s (`ETag`, `Last-Modified`; 304 on `If-None-Match`). An archived product is 410 Gone.', protect: false },
       rest: { kind: 'item', cache: 'public', problems: ['not-found', 'gone'] },
     })
     .input(IdParam)
@@ -28,7 +28,7 @@ export const productsRouter = router({
 
   list: publicProcedure
     .meta({
-      openapi: { method: 'GET', path: '/products', tags: ['products'], summary: 'List products', protect: false },
+      openapi: { method: 'GET', path: '/products', tags: ['products'], summary: 'List products', description: 'The catalogue, paged (`page`, `limit`), filtered by exact `category` and sorted by `sort` (default `id`; every sort ends with `id`, so pages never overlap). Archived products are left out; the `Link` header names the next and previous pages.', protect: false },
       rest: { kind: 'list', cache: 'public' },
     })
     .input(ProductListQuery)
@@ -37,7 +37,7 @@ export const productsRouter = router({
 
   replace: writer
     .meta({
-      openapi: { method: 'PUT', path: '/products/{id}', tags: ['products'], summary: 'Replace a product (admin)' },
+      openapi: { method: 'PUT', path: '/products/{id}', tags: ['products'], summary: 'Replace a product (admin)', description: 'Replaces a product with its full representation: omitted optional fields take their defaults (`description` null, `currency` USD, `stock` 0). Read-only fields sent back (GET-modify-PUT) are ignored; `If-Match` guards against lost updates (412).' },
       rest: { kind: 'item', problems: ['not-found', 'gone', 'duplicate-resource', 'precondition-failed'] },
     })
     .input(ProductReplace)
@@ -46,7 +46,7 @@ export const productsRouter = router({
 
   delete: writer
     .meta({
-      openapi: { method: 'DELETE', path: '/products/{id}', tags: ['products'], summary: 'Archive a product (admin)' },
+      openapi: { method: 'DELETE', path: '/products/{id}', tags: ['products'], summary: 'Archive a product (admin)', description: 'Archives the product: orders keep referring to it, but it leaves listings, `GET` answers 410 and new order items naming it are 422. A repeated DELETE is 404.' },
       rest: { status: 204, problems: ['not-found', 'precondition-failed'] },
     })
     .input(IdParam)

@@ -1,18 +1,34 @@
 import { z } from 'zod';
-import { Currency, Id, listOf, MAX_PRICE, MAX_STOCK, PageQuery, ReadOnly, text, Timestamp } from '../common.schemas.ts';
+import {
+  Currency,
+  Id,
+  listOf,
+  MAX_PRICE,
+  MAX_STOCK,
+  PageQuery,
+  pageExample,
+  readOnly,
+  requestExample,
+  responseExample,
+  text,
+  Timestamp,
+} from '../common.schemas.ts';
 
 export const SORT_FIELDS = ['name', 'price', 'created_at', 'id'] as const;
+
+const Price = z.int().min(0).max(MAX_PRICE);
+const Stock = z.int().min(0).max(MAX_STOCK);
 
 export const Product = z
   .object({
     id: Id,
-    sku: z.string(),
-    name: z.string(),
-    description: z.string().nullable(),
-    category: z.string(),
-    price: z.int().meta({ description: 'Price in minor units (cents).' }),
+    sku: z.string().min(1).max(64),
+    name: z.string().min(1).max(200),
+    description: z.string().max(2000).nullable(),
+    category: z.string().min(1).max(64),
+    price: Price.meta({ description: 'Price in minor units (cents).' }),
     currency: Currency,
-    stock: z.int(),
+    stock: Stock.meta({ description: 'Units available (reserved units of confirmed orders are taken out).' }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -20,22 +36,16 @@ export const Product = z
 export type Product = z.infer<typeof Product>;
 
 const productFields = {
-  sku: text(1, 64).meta({ description: 'Stock-keeping unit, unique.', example: 'TEE-RED-M' }),
+  sku: text(1, 64).meta({ description: 'Stock-keeping unit, unique (a duplicate is 409).', example: 'TEE-RED-M' }),
   name: text(1, 200).meta({ example: 'Red T-shirt, M' }),
   description: text(0, 2000, { multiline: true }).nullable().optional(),
   category: text(1, 64).meta({ example: 'apparel' }),
-  price: z
-    .int()
-    .min(0)
-    .max(MAX_PRICE)
-    .meta({ description: `Price in minor units (cents), 0-${MAX_PRICE}.`, example: 1999 }),
+  price: Price.meta({ description: `Price in minor units (cents), 0-${MAX_PRICE}.`, example: 1999 }),
   currency: Currency.default('USD'),
-  stock: z
-    .int()
-    .min(0)
-    .max(MAX_STOCK)
-    .default(0)
-    .meta({ description: `Units available, 0-${MAX_STOCK}: bounded so that releasing reserved stock can never overflow.`, example: 100 }),
+  stock: Stock.default(0).meta({
+    description: `Units available, 0-${MAX_STOCK}: bounded so that releasing reserved stock can never overflow.`,
+    example: 100,
+  }),
 };
 
 export const ProductInput = z.strictObject(productFields).meta({ id: 'ProductInput' });
@@ -45,22 +55,38 @@ export type ProductInput = z.infer<typeof ProductInput>;
 export const ProductReplace = z.strictObject({
   id: Id,
   ...productFields,
-  created_at: ReadOnly,
-  updated_at: ReadOnly,
+  created_at: readOnly(Timestamp),
+  updated_at: readOnly(Timestamp),
 });
 export type ProductReplace = z.infer<typeof ProductReplace>;
 
 const sortPattern = new RegExp(`^-?(${SORT_FIELDS.join('|')})(,-?(${SORT_FIELDS.join('|')}))*$`);
 
 export const ProductListQuery = z.object({
-  category: text(1, 64).optional().meta({ description: 'Exact category match.' }),
+  category: text(1, 64).optional().meta({ description: 'Exact category match.', example: 'apparel' }),
   sort: z
     .string()
     .regex(sortPattern, `must be a comma list of ${SORT_FIELDS.join(', ')}, each optionally prefixed with - for descending`)
     .optional()
-    .meta({ description: 'Comma list of name, price, created_at, id; prefix - for descending.', example: '-price,name' }),
+    .meta({ description: 'Comma list of name, price, created_at, id; prefix - for descending. Default: id.', example: '-price,name' }),
   ...PageQuery,
 });
 export type ProductListQuery = z.infer<typeof ProductListQuery>;
 
 export const ProductList = listOf(Product).meta({ id: 'ProductList' });
+
+// Examples for the OpenAPI document (validated against the schemas by test/api/openapi.test.ts).
+const tee = {
+  sku: 'TEE-RED-M',
+  name: 'Red T-shirt, M',
+  description: 'Organic cotton.',
+  category: 'apparel',
+  price: 1999,
+  currency: 'USD',
+  stock: 25,
+};
+const teeRepresentation: Product = { id: 42, ...tee, created_at: '2026-01-31T12:00:00.000Z', updated_at: '2026-02-01T08:30:00.000Z' };
+requestExample(ProductInput, tee);
+requestExample(ProductReplace, { id: 42, ...tee, price: 1799, stock: 40 });
+responseExample(Product, teeRepresentation);
+responseExample(ProductList, pageExample([teeRepresentation]));

@@ -17,9 +17,13 @@ export const usersRouter = router({
         path: '/users',
         tags: ['users'],
         summary: 'Register a customer (no token) or create any user (admin)',
+        description:
+          'Without a token, registers a customer (a `role` other than `customer` is 403). With an admin token, creates a user of any role ' +
+          '(an admin token limited by a `scope` claim needs `users:write`). The email is unique whatever its case (409 `duplicate-resource`); ' +
+          'the password is stored as a salted scrypt hash and never returned.',
         protect: false,
       },
-      rest: { status: 201, location: '/users/{id}', kind: 'item', problems: ['duplicate-resource', 'forbidden'] },
+      rest: { status: 201, location: '/users/{id}', kind: 'item', problems: ['duplicate-resource', 'forbidden', 'insufficient-scope'] },
     })
     .input(UserInput)
     .output(User)
@@ -27,7 +31,7 @@ export const usersRouter = router({
 
   get: reader
     .meta({
-      openapi: { method: 'GET', path: '/users/{id}', tags: ['users'], summary: 'Read a user (yourself, or any as admin)' },
+      openapi: { method: 'GET', path: '/users/{id}', tags: ['users'], summary: 'Read a user (yourself, or any as admin)', description: 'A user. Customers read only themselves (another id is 404); admins and service clients read anyone.' },
       rest: { kind: 'item', cache: 'private', problems: ['not-found'] },
     })
     .input(IdParam)
@@ -36,7 +40,7 @@ export const usersRouter = router({
 
   list: procedureFor({ roles: ['admin', 'service'], scope: 'users:read' })
     .meta({
-      openapi: { method: 'GET', path: '/users', tags: ['users'], summary: 'List users (admin)' },
+      openapi: { method: 'GET', path: '/users', tags: ['users'], summary: 'List users (admin)', description: 'Every user, paged. For admins and service clients.' },
       rest: { kind: 'list', cache: 'private' },
     })
     .input(UserListQuery)
@@ -45,7 +49,7 @@ export const usersRouter = router({
 
   replace: writer
     .meta({
-      openapi: { method: 'PUT', path: '/users/{id}', tags: ['users'], summary: 'Replace a user (yourself, or any as admin)' },
+      openapi: { method: 'PUT', path: '/users/{id}', tags: ['users'], summary: 'Replace a user (yourself, or any as admin)', description: 'Replaces a user. Without `password` the password is kept; changing your own email or password needs `current_password` (422 when absent or wrong). Only an admin changes a role, and the last admin cannot be demoted (409 `conflict`). Read-only fields sent back are ignored.' },
       rest: { kind: 'item', problems: ['not-found', 'duplicate-resource', 'conflict', 'precondition-failed'] },
     })
     .input(UserReplace)
@@ -54,7 +58,7 @@ export const usersRouter = router({
 
   delete: writer
     .meta({
-      openapi: { method: 'DELETE', path: '/users/{id}', tags: ['users'], summary: 'Delete a user without orders' },
+      openapi: { method: 'DELETE', path: '/users/{id}', tags: ['users'], summary: 'Delete a user without orders', description: 'Deletes a user who has no orders (409 `conflict` otherwise, and for the last admin). Customers delete only themselves.' },
       rest: { status: 204, problems: ['not-found', 'conflict', 'precondition-failed'] },
     })
     .input(IdParam)

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { Id, listOf, PageQuery, ReadOnly, text, Timestamp } from '../common.schemas.ts';
+import { Id, listOf, PageQuery, pageExample, readOnly, requestExample, responseExample, text, Timestamp } from '../common.schemas.ts';
 
-export const UserRole = z.enum(['customer', 'admin']);
+export const UserRole = z.enum(['customer', 'admin']).meta({ id: 'UserRole', description: 'customer or admin.' });
 
 export const User = z
   .object({
     id: Id,
-    email: z.string(),
-    name: z.string(),
+    email: z.string().max(254).meta({ description: 'Compared case-insensitively; unique.' }),
+    name: z.string().min(1).max(200),
     role: UserRole,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -53,8 +53,8 @@ export const UserReplace = z.strictObject({
   ...userFields,
   password: Password.optional(),
   current_password: CurrentPassword.optional(),
-  created_at: ReadOnly,
-  updated_at: ReadOnly,
+  created_at: readOnly(Timestamp),
+  updated_at: readOnly(Timestamp),
 });
 export type UserReplace = z.infer<typeof UserReplace>;
 
@@ -62,3 +62,17 @@ export const UserListQuery = z.object({ ...PageQuery });
 export type UserListQuery = z.infer<typeof UserListQuery>;
 
 export const UserList = listOf(User).meta({ id: 'UserList' });
+
+// Examples for the OpenAPI document (validated against the schemas by test/api/openapi.test.ts).
+const ada: User = {
+  id: 7,
+  email: 'ada@example.com',
+  name: 'Ada Lovelace',
+  role: 'customer',
+  created_at: '2026-01-31T12:00:00.000Z',
+  updated_at: '2026-01-31T12:00:00.000Z',
+};
+requestExample(UserInput, { email: 'ada@example.com', name: 'Ada Lovelace', password: 'correct-horse-battery' });
+requestExample(UserReplace, { id: 7, email: 'ada@example.com', name: 'Ada King', role: 'customer' });
+responseExample(User, ada);
+responseExample(UserList, pageExample([ada]));
