@@ -11,6 +11,10 @@ const swaggerUiDir = (require('swagger-ui-dist/absolute-path.js') as () => strin
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
+/** A description's text as HTML: escaped, with its `code spans` as <code> (the one markup descriptions use). */
+export const descriptionHtml = (text: string): string =>
+  escapeHtml(text).replace(/`([^`]+)`/g, (_m, code: string) => `<code>${code}</code>`);
+
 const docsPage = `<!doctype html>
 <html lang="en">
 <head>
@@ -52,13 +56,18 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     if (!isProblemSlug(slug)) throw new DomainError('not-found', `There is no problem type "${slug}".`);
     const type = problemTypes[slug];
     const html = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(type.title)}</title></head>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(type.title)} (${type.status}): order-service problem type</title></head>
 <body>
+<main>
 <h1>${escapeHtml(type.title)}</h1>
 <p>HTTP status <strong>${type.status}</strong>. Type <code>/problems/${escapeHtml(slug)}</code>.</p>
-<p>${escapeHtml(type.description)}</p>
-<p>Problem bodies are <code>application/problem+json</code> with <code>type</code>, <code>title</code>, <code>status</code>,
-<code>detail</code>, <code>instance</code>, <code>request_id</code> and, for validation failures, <code>errors</code>.</p>
+<p>${descriptionHtml(type.description)}</p>
+<p>Problem bodies are <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>,
+<code>detail</code>, <code>instance</code> (the request path) and <code>request_id</code> (the <code>X-Request-Id</code> header);
+validation failures add <code>errors</code>, one <code>{field, message}</code> per bad field. Each operation's possible problems, with
+their extra members, are in the <a href="/api/docs">API documentation</a> (<a href="/api/openapi.json">OpenAPI document</a>).</p>
+</main>
 </body></html>`;
     // No script, style or frame: the app's default policy (`default-src 'none'; frame-ancestors 'none'`) stands.
     return reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=3600').header('x-frame-options', 'DENY').send(html);

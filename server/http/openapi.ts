@@ -1,247 +1,106 @@
 /**
- * The OpenAPI 3.1 document: trpc-to-openapi generates paths and schemas from the procedures;
- * this module completes what it cannot know (success statuses, headers, problem responses,
- * health) from the same `meta.rest` the facade answers with, so the document says what the
- * service really does.
+ * The OpenAPI 3.1 document, built with zod-openapi from the route table (rest-routes.ts): the
+ * same procedures, schemas, statuses and policies the REST facade serves, so the document says
+ * what the service really does. Paths are whole (`/api/v1/...`, `/api/health`) under one server,
+ * the origin the document is served from, so every generator calls every operation correctly.
  */
 import type { AnyRouter } from '@trpc/server';
-import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
-import { problemTypes, type ProblemSlug } from '../errors/problems.ts';
+import type { z } from 'zod';
+import { createDocument, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
+import { isPublic, SCOPES, type Policy, type Scope } from '../auth/policy.ts';
+import { problemTypes, type Problem, type ProblemSlug } from '../errors/problems.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
+import { examples, Id } from '../modules/common.schemas.ts';
+import { ORDER_STATUSES } from '../modules/orders/orders.rules.ts';
 import { IDEMPOTENCY_HEADER, isCreatingOperation } from '../trpc/idempotency.ts';
-import { restRoutes } from './rest-routes.ts';
+import { restRoutes, type RestRoute } from './rest-routes.ts';
 
 type Json = Record<string, unknown>;
+type Scheme = 'bearerAuth' | 'oauth2';
+type Security = Partial<Record<Scheme, string[]>>[];
 
-const problemRef = { $ref: '#/components/schemas/Problem' };
-const header = (description: string, schema: Json = { type: 'string' }) => ({ description, schema });
+const ref = (section: 'schemas' | 'headers' | 'parameters', name: string) => ({ $ref: `#/components/${section}/${name}` });
+const problemPage = (slug: string) => `/problems/${slug}`;
 
-const commonHeaders = {
-  'X-Request-Id': header('Echoes or assigns the request id; problems repeat it as `request_id`.'),
+// ---------------------------------------------------------------------------------------------
+// Tags and scopes: what a reader of the docs page sees first.
+
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  products:
+    'The catalogue. Anyone reads it; admins (or service clients with `products:write`) create, replace and archive products. An archived product answers 410 Gone.',
+  users:
+    'Accounts. Registration needs no token; customers read and change only themselves, admins everyone. Passwords are write-only.',
+  orders:
+    'Orders and their state machine: draft -> confirmed -> paid -> shipped -> delivered -> completed, or cancelled. Customers see only their own orders; `_links` offers the moves the order allows.',
+  payments: "Paying a confirmed order (the amount must equal its total). Payments are never cached; a retried payment with its `Idempotency-Key` is never charged twice.",
+  fulfillments: 'Shipping a paid order: send it to fulfillment (202), then record the shipment (the order becomes shipped).',
+  clients:
+    'OAuth 2.0 clients of the authorization server (`/oauth`): register, list and remove them (admins, `clients:manage`). A confidential client\'s secret is shown once.',
+  health: 'Liveness and readiness of the service and its database.',
 };
 
-function problemResponse(slugs: ProblemSlug[]): Json {
-  const titles = slugs.map((slug) => `\`/problems/${slug}\`: ${problemTypes[slug].title}`).join('; ');
-  return {
-    description: titles,
-    headers: commonHeaders,
-    content: { 'application/problem+json': { schema: problemRef } },
-  };
+/** What each OAuth scope grants (CONTRACT section 7, plus `users:write` and `clients:manage`). */
+const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  'orders:read': 'Read orders, their payments and fulfillments (customers: their own).',
+  'orders:write': 'Create, change, confirm, cancel and delete orders (customers: their own).',
+  'fulfillments:write': 'Send paid orders to fulfillment and record shipments.',
+  'products:write': 'Create, replace and archive products.',
+  'payments:write': 'Pay confirmed orders.',
+  'users:read': 'Read users (customers: themselves).',
+  'users:write': 'Change and delete users (customers: themselves).',
+  'clients:manage': 'Register, list and remove OAuth clients (admins).',
+};
+
+const ROLE_NAMES = { customer: 'customers', admin: 'admins', service: 'service clients' } as const;
+
+/**
+ * Security per operation: public operations take a token but need none (`{}` first: anonymous
+ * is enough; an invalid token is still 401); the others need a bearer token, which an OAuth 2.0
+ * flow grants with the operation's scope.
+ */
+function securityOf(policy: Policy | undefined): Security {
+  if (policy === undefined || isPublic(policy)) return [{}, { bearerAuth: [] }];
+  return [{ bearerAuth: [] }, { oauth2: [policy.scope] }];
 }
 
-export function buildOpenApiDocument(router: AnyRouter, version: string): OpenAPIObject {
-  const document = generateOpenApiDocument(router, {
-    title: 'order-service',
-    description:
-      'Order handling: products, users, orders, payments and fulfillments. Every error is an RFC 9457 problem ' +
-      '(`application/problem+json`). `/api/<resource>` is an alias of `/api/v1/<resource>`.',
-    version,
-    baseUrl: API_PREFIX,
-    securitySchemes: {
-      bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'HS256 access token.' },
-    },
-  });
-
-  const doc = document as unknown as Json & { paths: Record<string, Record<string, unknown>>; components: Json };
-  for (const route of restRoutes(router)) {
-    const operation = doc.paths[route.path]?.[route.method.toLowerCase()] as Json | undefined;
-    if (!operation) continue;
-    const generated = (operation.responses ?? {}) as Record<string, Json>;
-    const success = generated['200'] ?? { description: 'Success' };
-    const status = route.rest.status ?? 200;
-    const isRead = route.method === 'GET';
-    const responses: Record<string, Json> = {};
-
-    const headers: Json = { ...commonHeaders };
-    if (status !== 204) {
-      headers.ETag = header('Strong entity tag of the representation.');
-      if (route.rest.kind === 'item') headers['Last-Modified'] = header('Time of the last change (HTTP date).');
-      if (route.rest.kind === 'list') headers.Link = header('RFC 8288 links with rel="next" / rel="prev".');
-    }
-    headers['Cache-Control'] = header('Caching policy.');
-    if (route.rest.location) headers.Location = header('Path of the created resource.');
-    responses[String(status)] =
-      status === 204
-        ? { description: 'Done; no body.', headers }
-        : { description: status === 201 ? 'Created.' : 'Success.', headers, content: success.content };
-    const creating = isCreatingOperation({ openapi: { method: route.method }, rest: route.rest });
-    if (creating) {
-      // A retried request with its Idempotency-Key: the first answer's body, Location and ETag.
-      responses['200'] = {
-        description: `Replayed: a request with this ${IDEMPOTENCY_HEADER} already succeeded; its stored result, nothing created again.`,
-        headers: { ...headers, 'Idempotent-Replayed': header('Present (`true`) on a replayed answer.', { type: 'string', enum: ['true'] }) },
-        content: success.content,
-      };
-    }
-    if (isRead) responses['304'] = { description: 'Not modified (If-None-Match / If-Modified-Since).', headers: { ETag: header('Entity tag.') } };
-
-    const slugs = new Set<ProblemSlug>(['malformed-request', 'not-acceptable', 'rate-limited', 'internal-error']);
-    if (route.pathParams.size > 0) slugs.add('not-found');
-    if (!isRead) slugs.add('validation-error');
-    if (route.hasBody) {
-      slugs.add('payload-too-large');
-      slugs.add('unsupported-media-type');
-    }
-    // An invalid token is refused even where none is needed; only protected operations forbid.
-    slugs.add('unauthorized');
-    if (route.protect) slugs.add('forbidden');
-    if (isRead && route.queryParams.size > 0) slugs.add('validation-error');
-    if (!isRead && route.pathParams.size > 0) slugs.add('precondition-failed');
-    for (const slug of route.rest.problems ?? []) slugs.add(slug);
-    if (creating) {
-      slugs.add('idempotency-key-in-use');
-      slugs.add('idempotency-key-mismatch');
-    }
-
-    const byStatus = new Map<number, ProblemSlug[]>();
-    for (const slug of slugs) {
-      const code: number = problemTypes[slug].status;
-      byStatus.set(code, [...(byStatus.get(code) ?? []), slug]);
-    }
-    for (const [code, list] of [...byStatus].sort(([a], [b]) => a - b)) responses[String(code)] = problemResponse(list);
-    operation.responses = responses;
-
-    if (route.method === 'PUT') {
-      // GET-modify-PUT: the path carries the id, and the body may carry it back (ignored).
-      const body = (operation.requestBody as { content?: Record<string, { schema?: Json }> } | undefined)?.content?.['application/json']?.schema;
-      const properties = body?.properties as Json | undefined;
-      if (properties) properties.id = { description: 'Read-only; ignored (the path names the resource).' };
-    }
-    if (route.rest.patch) {
-      const mergePatchSchema = mergePatchSchemaOf(putBodySchema(doc.paths[route.path]));
-      operation.requestBody = {
-        required: true,
-        description: 'A merge patch (RFC 7396; `application/json` is read as one) or a JSON Patch (RFC 6902). The patched document must be a valid PUT body.',
-        content: {
-          'application/merge-patch+json': { schema: mergePatchSchema },
-          'application/json': { schema: mergePatchSchema },
-          'application/json-patch+json': { schema: jsonPatchSchema },
-        },
-      };
-    }
-    if (route.hasBody || (route.method === 'POST' && route.pathParams.size > 0)) {
-      const params = (operation.parameters as Json[] | undefined) ?? [];
-      if (['PUT', 'PATCH', 'DELETE'].includes(route.method) || route.pathParams.size > 0) params.push(ifMatchParameter);
-      operation.parameters = params;
-    } else if (route.method === 'DELETE') {
-      operation.parameters = [
-        ...((operation.parameters as Json[] | undefined) ?? []),
-        ifMatchParameter,
-      ];
-    } else if (isRead) {
-      operation.parameters = [
-        ...((operation.parameters as Json[] | undefined) ?? []),
-        ifNoneMatchParameter,
-        ifModifiedSinceParameter,
-      ];
-    }
-    if (creating) operation.parameters = [...((operation.parameters as Json[] | undefined) ?? []), idempotencyKeyParameter];
+function accessText(policy: Policy | undefined): string {
+  if (policy === undefined || isPublic(policy)) {
+    return '**Access:** public; a token is optional (an invalid or expired one is still refused with 401).';
   }
-
-  // trpc-to-openapi's own error shapes describe nothing this service answers.
-  const generatedSchemas = Object.fromEntries(
-    Object.entries((doc.components.schemas as Json | undefined) ?? {}).filter(([name]) => !name.startsWith('error.')),
+  const who = policy.roles.map((role) => ROLE_NAMES[role]);
+  const callers = who.length > 1 ? `${who.slice(0, -1).join(', ')} or ${who.at(-1)}` : who[0];
+  return (
+    `**Access:** ${callers}, with a token granting \`${policy.scope}\` (a token without a \`scope\` claim grants what its role allows; ` +
+    'service clients always need the scope).'
   );
-  doc.components.schemas = {
-    ...generatedSchemas,
-    Problem: {
-      type: 'object',
-      description: 'RFC 9457 problem details.',
-      required: ['type', 'title', 'status', 'detail'],
-      properties: {
-        type: { type: 'string', description: 'URI reference `/problems/<slug>`; GET it for an explanation.', example: '/problems/validation-error' },
-        title: { type: 'string' },
-        status: { type: 'integer' },
-        detail: { type: 'string' },
-        instance: { type: 'string', description: 'Path of the request that failed.' },
-        request_id: { type: 'string' },
-        errors: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['field', 'message'],
-            properties: { field: { type: 'string', example: 'items.0.quantity' }, message: { type: 'string' } },
-          },
-        },
-      },
-    },
-  };
-
-  doc.servers = [{ url: API_PREFIX, description: 'Current version (/api is an alias).' }];
-  // The health check is unversioned: its path item has its own server, `/api`.
-  doc.paths['/health'] = {
-    servers: [{ url: '/api' }],
-    get: {
-      operationId: 'health',
-      tags: ['health'],
-      summary: 'Health check (GET /api/health)',
-      responses: {
-        '200': { description: 'Healthy.', content: { 'application/json': { schema: healthSchema } } },
-        '406': problemResponse(['not-acceptable']),
-        '503': { description: 'The database does not answer.', content: { 'application/json': { schema: healthSchema } } },
-      },
-    },
-  };
-  return document;
 }
 
-/** The JSON body schema of the PUT beside a PATCH: what a patch must leave. */
-function putBodySchema(pathItem: Record<string, unknown> | undefined): Json | undefined {
-  const put = pathItem?.put as { requestBody?: { content?: Record<string, { schema?: Json }> } } | undefined;
-  return put?.requestBody?.content?.['application/json']?.schema;
-}
+// ---------------------------------------------------------------------------------------------
+// Headers and parameters shared by every operation (components, referenced).
 
-/**
- * RFC 7396: the fields of the PUT body, each optional (absent = unchanged); `null` only where
- * the field is nullable (on a required field it is refused with 422); unknown members are
- * refused (422), as in PUT. Arrays replace the whole array, so their items are as in PUT.
- */
-function mergePatchSchemaOf(put: Json | undefined): Json {
-  const description = 'Fields to change; null sets a nullable field to null; an array replaces the whole array.';
-  if (!put?.properties) return { type: 'object', description };
-  const optional = structuredClone(put);
-  delete optional.required;
-  return { ...optional, description, additionalProperties: false };
-}
-
-/** RFC 6901 JSON Pointer: empty (the whole document) or `/`-separated tokens, `~` only as ~0 or ~1. */
-const jsonPointer = (description: string): Json => ({ type: 'string', pattern: '^(/([^~/]|~[01])*)*$', description });
-
-/**
- * RFC 6902. Members an operation does not define are ignored (RFC 6902 section 4). A path that
- * does not exist or a failed `test` answers 409; a result that is not a valid order 422.
- */
-const jsonPatchSchema = {
-  type: 'array',
-  description: 'JSON Patch operations, applied in order; all or none.',
-  items: {
-    oneOf: [
-      {
-        type: 'object',
-        required: ['op', 'path', 'value'],
-        properties: {
-          op: { type: 'string', enum: ['add', 'replace', 'test'] },
-          path: jsonPointer('JSON Pointer, e.g. /address or /items/0/quantity (/items/- appends).'),
-          value: { description: 'Any JSON value, null included.' },
-        },
-      },
-      {
-        type: 'object',
-        required: ['op', 'path'],
-        properties: { op: { type: 'string', enum: ['remove'] }, path: jsonPointer('JSON Pointer of the member to remove.') },
-      },
-      {
-        type: 'object',
-        required: ['op', 'from', 'path'],
-        properties: {
-          op: { type: 'string', enum: ['move', 'copy'] },
-          from: jsonPointer('JSON Pointer of the value to move or copy.'),
-          path: jsonPointer('JSON Pointer of the target.'),
-        },
-      },
-    ],
-  },
-};
+const headerObject = (description: string, schema: Json = { type: 'string' }) => ({ description, schema });
+const COUNT = { type: 'integer', minimum: 0, maximum: 2_147_483_647 };
+const HEADERS = {
+  'X-Request-Id': headerObject('The request id (echoed when the request sent a valid one); problems repeat it as `request_id`.'),
+  'RateLimit-Limit': headerObject('Requests allowed per window for this caller.', COUNT),
+  'RateLimit-Remaining': headerObject('Requests left in the current window.', COUNT),
+  'RateLimit-Reset': headerObject('Seconds until the window resets.', COUNT),
+  ETag: headerObject('Strong entity tag of the representation (send it back in `If-Match` or `If-None-Match`).'),
+  'Last-Modified': headerObject('Time of the last change, as an HTTP date.'),
+  'Cache-Control': headerObject('Caching policy: `public, max-age=60` (products), `private, max-age=0, must-revalidate` (orders, users, fulfillments) or `no-store` (payments, writes, errors).'),
+  Location: headerObject('Path of the resource, under `/api/v1`.'),
+  Link: headerObject('RFC 8288 links to the other pages: `rel="next"` and `rel="prev"` when they exist.'),
+  'Idempotent-Replayed': headerObject('`true` on an answer replayed for a repeated `Idempotency-Key`.', { type: 'string', enum: ['true'] }),
+  'Retry-After': headerObject('Seconds to wait before retrying.', COUNT),
+  'WWW-Authenticate': headerObject('The Bearer challenge (RFC 6750), with `error="invalid_token"` or `error="insufficient_scope"`.'),
+  'Accept-Post': headerObject('Media types this POST accepts.'),
+  'Accept-Patch': headerObject('Media types this PATCH accepts.'),
+} as const;
+type HeaderName = keyof typeof HEADERS;
+const headers = (...names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, ref('headers', name)]));
+const RATE_LIMIT: HeaderName[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+/** On every answer, problems included. */
+const ALWAYS: HeaderName[] = ['X-Request-Id', ...RATE_LIMIT];
 
 /**
  * Conditional request headers (RFC 9110 section 13.1). `If-Match` must be `*` or a list of entity
@@ -250,44 +109,596 @@ const jsonPatchSchema = {
  * ignored (RFC 9110 sections 13.1.2 and 13.1.3).
  */
 const ENTITY_TAG = '(W/)?"[\\x21\\x23-\\x7E]*"';
-const ifMatchParameter = {
-  name: 'If-Match',
-  in: 'header',
-  required: false,
-  schema: { type: 'string', pattern: `^(\\*|${ENTITY_TAG}([ \\t]*,[ \\t]*${ENTITY_TAG})*)$` },
-  description: 'Entity tag from a previous read (or `*`); a stale or malformed one answers 412.',
-};
-/** CONTRACT section 8 (server/trpc/idempotency.ts). */
-const idempotencyKeyParameter = {
-  name: IDEMPOTENCY_HEADER,
-  in: 'header',
-  required: false,
-  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]{1,255}$' },
-  description:
-    'Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored ' +
-    'result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for ' +
-    'it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free.',
-};
-const ifNoneMatchParameter = {
-  name: 'If-None-Match',
-  in: 'header',
-  required: false,
-  schema: { type: 'string', description: '`*` or entity tags; a value that is no tag list matches nothing.' },
-  description: 'Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since.',
-};
-const ifModifiedSinceParameter = {
-  name: 'If-Modified-Since',
-  in: 'header',
-  required: false,
-  schema: { type: 'string', description: 'HTTP date; a value that is not one is ignored.' },
-  description: 'When the resource has not changed since this date the answer is 304.',
-};
+const PARAMETERS = {
+  IfMatch: {
+    name: 'If-Match',
+    in: 'header',
+    required: false,
+    schema: { type: 'string', pattern: `^(\\*|${ENTITY_TAG}([ \\t]*,[ \\t]*${ENTITY_TAG})*)$` },
+    description: 'Entity tag from a previous read (or `*`); a stale or malformed one answers 412 and changes nothing.',
+  },
+  IfNoneMatch: {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    schema: { type: 'string' },
+    description:
+      'Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing.',
+  },
+  IfModifiedSince: {
+    name: 'If-Modified-Since',
+    in: 'header',
+    required: false,
+    schema: { type: 'string' },
+    description: 'An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored.',
+  },
+  IdempotencyKey: {
+    name: IDEMPOTENCY_HEADER,
+    in: 'header',
+    required: false,
+    // CONTRACT section 8 (server/trpc/idempotency.ts).
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]{1,255}$', example: 'order-17-payment-1' },
+    description:
+      'Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored ' +
+      'result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for ' +
+      'it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free.',
+  },
+} as const;
 
-const healthSchema = {
-  type: 'object',
-  required: ['status', 'checks'],
-  properties: {
-    status: { type: 'string', enum: ['ok', 'unavailable'] },
-    checks: { type: 'object', properties: { database: { type: 'string', enum: ['ok', 'unavailable'] } } },
+// ---------------------------------------------------------------------------------------------
+// Problems: one schema per slug (its `type` a constant, its extension members described), and per
+// operation and status the problems it can answer, each with an example.
+
+const PROBLEM = ref('schemas', 'Problem');
+const fieldErrors = (minItems: number): Json => ({
+  type: 'array',
+  minItems,
+  items: ref('schemas', 'FieldError'),
+  description: 'One entry per bad field.',
+});
+const orderStatus = ref('schemas', 'OrderStatus');
+
+interface ProblemExtension {
+  properties: Record<string, Json>;
+  required?: string[];
+  example: Json;
+}
+
+/** Members some problems carry beside the RFC 9457 ones (`DomainError` extensions and `errors`). */
+const PROBLEM_EXTENSIONS: Partial<Record<ProblemSlug, ProblemExtension>> = {
+  'malformed-request': {
+    properties: { errors: fieldErrors(0) },
+    example: { detail: 'Parameter "id" must be an integer.', errors: [{ field: 'id', message: 'must be an integer' }] },
+  },
+  'validation-error': {
+    properties: { errors: fieldErrors(1) },
+    required: ['errors'],
+    example: {
+      detail: 'Invalid value for items.0.quantity.',
+      errors: [{ field: 'items.0.quantity', message: 'Too small: expected number to be >=1' }],
+    },
+  },
+  'insufficient-scope': {
+    properties: { scope: { type: 'string', enum: [...SCOPES], description: 'The scope the operation needs.' } },
+    required: ['scope'],
+    example: { detail: 'This operation needs the "orders:write" scope, which your access token does not grant.', scope: 'orders:write' },
+  },
+  'invalid-state-transition': {
+    properties: {
+      current_status: { ...orderStatus, description: "The order's status now." },
+      requested_status: { ...orderStatus, description: 'The status asked for.' },
+      allowed: { type: 'array', items: orderStatus, uniqueItems: true, description: 'Where the order can go by the same means (may be empty).' },
+    },
+    required: ['current_status', 'requested_status', 'allowed'],
+    example: {
+      detail: 'Order 17 cannot move from draft to shipped.',
+      current_status: 'draft',
+      requested_status: 'shipped',
+      allowed: ['confirmed', 'cancelled'],
+    },
+  },
+  'insufficient-stock': {
+    properties: {
+      product_ids: { type: 'array', items: { type: 'integer', minimum: 1, maximum: 2_147_483_647 }, minItems: 1, description: 'Products whose stock is short.' },
+    },
+    required: ['product_ids'],
+    example: { detail: 'Not enough stock for product 42.', product_ids: [42] },
+  },
+  'precondition-failed': {
+    properties: { current_etag: { type: 'string', description: "The resource's current entity tag." } },
+    example: { detail: 'The resource has changed since you read it: If-Match does not match its current ETag.', current_etag: '"3q2-7wEAAAA"' },
   },
 };
+
+/** Example details of the problems without members of their own. */
+const PROBLEM_DETAILS: Partial<Record<ProblemSlug, string>> = {
+  unauthorized: 'The access token is missing, invalid or expired.',
+  forbidden: 'Your role may not perform this operation.',
+  'not-found': 'The resource does not exist.',
+  'not-acceptable': 'This API answers only application/json (and application/problem+json).',
+  conflict: 'The request conflicts with the current state of the resource.',
+  'duplicate-resource': 'A resource with this unique value already exists.',
+  'order-has-payment': 'Order 17 has a payment and cannot be deleted.',
+  'idempotency-key-in-use': 'A request with this Idempotency-Key is still being processed; retry shortly.',
+  'idempotency-key-mismatch': 'This Idempotency-Key was already used with a different request.',
+  gone: 'The product was archived.',
+  'payload-too-large': 'The body is larger than 1048576 bytes.',
+  'unsupported-media-type': 'This operation accepts a body of type application/json.',
+  'rate-limited': 'Rate limit exceeded: retry in 42 seconds.',
+  'internal-error': 'An unexpected error occurred. It has been logged with the request id.',
+  'service-unavailable': 'The database is unavailable. Retry later.',
+};
+
+const schemaName = (slug: string) => `${slug.replace(/(^|-)([a-z])/g, (_m, _dash: string, c: string) => c.toUpperCase())}Problem`;
+
+function problemSchema(slug: ProblemSlug): Json {
+  const type = problemTypes[slug];
+  const extension = PROBLEM_EXTENSIONS[slug];
+  return {
+    allOf: [PROBLEM],
+    type: 'object',
+    description: `${type.title} (${type.status}): ${type.description} See [${problemPage(slug)}](${problemPage(slug)}).`,
+    required: ['type', 'status', ...(extension?.required ?? [])],
+    properties: { type: { const: problemPage(slug) }, status: { const: type.status }, ...extension?.properties },
+  };
+}
+
+const EXAMPLE_REQUEST_ID = '0d9c7b1e-4b3a-4c52-9a53-8f1e2d7c6b5a';
+
+function problemExample(slug: ProblemSlug, instance: string, route: RestRoute | undefined): Problem {
+  const type = problemTypes[slug];
+  const { detail = PROBLEM_DETAILS[slug] ?? `${type.title}.`, ...members } = PROBLEM_EXTENSIONS[slug]?.example ?? {};
+  const scope = route?.policy && !isPublic(route.policy) ? route.policy.scope : undefined;
+  return {
+    type: problemPage(slug),
+    title: type.title,
+    status: type.status,
+    detail: String(detail),
+    instance,
+    request_id: EXAMPLE_REQUEST_ID,
+    ...members,
+    ...(slug === 'insufficient-scope' && scope
+      ? { scope, detail: `This operation needs the "${scope}" scope, which your access token does not grant.` }
+      : {}),
+  };
+}
+
+/** Headers a problem of `slug` carries besides the ones every answer has. */
+function problemHeaders(slug: ProblemSlug, route: RestRoute | undefined): HeaderName[] {
+  switch (slug) {
+    case 'unauthorized':
+    case 'insufficient-scope':
+      return ['WWW-Authenticate'];
+    case 'rate-limited':
+    case 'service-unavailable':
+    case 'idempotency-key-in-use':
+      return ['Retry-After'];
+    case 'unsupported-media-type':
+      return [route?.method === 'PATCH' ? 'Accept-Patch' : 'Accept-Post'];
+    default:
+      return [];
+  }
+}
+
+/** The problems one status can carry on one operation: their schemas, headers and examples. */
+function problemResponse(slugs: ProblemSlug[], instance: string, route: RestRoute | undefined): ZodOpenApiResponseObject {
+  const links = slugs.map((slug) => `[\`${problemPage(slug)}\`](${problemPage(slug)}) ${problemTypes[slug].title}`);
+  const schemas = slugs.map((slug) => ref('schemas', schemaName(slug)));
+  const extra = [...new Set(slugs.flatMap((slug) => problemHeaders(slug, route)))];
+  return {
+    description: `Problem: ${links.join('; ')}.`,
+    headers: headers(...ALWAYS, 'Cache-Control', ...extra),
+    content: {
+      'application/problem+json': {
+        schema: schemas.length === 1 ? schemas[0] : { oneOf: schemas },
+        // One example per status: the first slug, the operation's own problem when it has one.
+        example: problemExample(slugs[0] as ProblemSlug, instance, route),
+      },
+    },
+  };
+}
+
+/** The problem slugs an operation can answer, from its shape, its policy and its `meta.rest.problems`. */
+function problemSlugs(route: RestRoute, creating: boolean): ProblemSlug[] {
+  const isRead = route.method === 'GET';
+  const slugs = new Set<ProblemSlug>(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error', 'service-unavailable']);
+  // A body that is no JSON, a parameter that is no integer, a malformed Idempotency-Key.
+  const intParams = [...route.pathParams.values(), ...route.queryParams.values()].includes('int');
+  if (route.hasBody || intParams || creating) slugs.add('malformed-request');
+  if (route.pathParams.size > 0) slugs.add('not-found');
+  // A body or a query out of bounds; other 422s (an order confirmed without an address) are the operation's own.
+  if (route.hasBody || (isRead && route.queryParams.size > 0)) slugs.add('validation-error');
+  if (route.hasBody) {
+    slugs.add('payload-too-large');
+    slugs.add('unsupported-media-type');
+  }
+  const policy = route.policy;
+  if (policy !== undefined && !isPublic(policy)) {
+    slugs.add('insufficient-scope');
+    // A role the policy does not list is refused whatever its token grants.
+    if ((['customer', 'admin', 'service'] as const).some((role) => !policy.roles.includes(role))) slugs.add('forbidden');
+  }
+  for (const slug of route.rest.problems ?? []) slugs.add(slug);
+  if (creating) {
+    slugs.add('idempotency-key-in-use');
+    slugs.add('idempotency-key-mismatch');
+  }
+  return [...slugs];
+}
+
+function problemResponses(slugs: readonly ProblemSlug[], instance: string, route: RestRoute | undefined): Record<string, ZodOpenApiResponseObject> {
+  const byStatus = new Map<number, ProblemSlug[]>();
+  for (const slug of slugs) {
+    const status: number = problemTypes[slug].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), slug]);
+  }
+  // The example of a status is its most telling problem: one with members of its own, then
+  // one the operation names itself, then a generic one.
+  const own = new Set<string>(route?.rest.problems ?? []);
+  const weight = (slug: ProblemSlug) => (PROBLEM_EXTENSIONS[slug] ? 2 : 0) + (own.has(slug) ? 1 : 0);
+  return Object.fromEntries(
+    [...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([status, list]) => [String(status), problemResponse([...list].sort((a, b) => weight(b) - weight(a)), instance, route)]),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations.
+
+/** `/orders/{id}/fulfillments/{fulfillmentId}` with example ids, for problem examples' `instance`. */
+const examplePath = (path: string) => API_PREFIX + path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'id' ? '17' : '3'));
+
+const exampleOf = (schema: z.ZodType | undefined): unknown => (schema === undefined ? undefined : examples.get(schema)?.value);
+const withExample = (example: unknown) => (example === undefined ? {} : { example });
+/** A request example without the fields the path carries. */
+function withoutKeys(example: unknown, keys: Iterable<string>): unknown {
+  if (typeof example !== 'object' || example === null) return example;
+  const drop = new Set(keys);
+  return Object.fromEntries(Object.entries(example).filter(([key]) => !drop.has(key)));
+}
+
+/** An object schema of some of `input`'s fields (path, query or body), keeping strictness. */
+function pick(input: z.ZodObject, keys: Iterable<string>): z.ZodObject {
+  const wanted = new Set(keys);
+  const mask = Object.fromEntries(Object.keys(input.shape).filter((key) => !wanted.has(key)).map((key) => [key, true] as const));
+  // A shape whose keys are plain strings: no numeric key can be in the mask.
+  return Object.keys(mask).length === 0 ? input : input.omit(mask as Record<string, true> & Record<number, never>);
+}
+
+const pascal = (path: string) => path.split(/[.-]/).map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('');
+
+interface Built {
+  operation: ZodOpenApiOperationObject;
+  /** Request body schemas derived here (path fields left out), registered under a name of their own. */
+  schemas: Record<string, z.ZodType>;
+}
+
+const ReadOnlyId = Id.optional().meta({ readOnly: true, description: 'Read-only: ignored when sent back (the path names the resource).' });
+
+function buildOperation(route: RestRoute): Built {
+  const creating = isCreatingOperation({ openapi: { method: route.method }, rest: route.rest });
+  const isRead = route.method === 'GET';
+  const status = route.rest.status ?? 200;
+  const schemas: Record<string, z.ZodType> = {};
+  const operationId = route.procedurePath.replace(/\./g, '-');
+  const description = [route.description ?? route.summary ?? '', accessText(route.policy)].filter(Boolean).join('\n\n');
+
+  const parameters: oas31.ReferenceObject[] = [];
+  if (isRead) parameters.push(ref('parameters', 'IfNoneMatch'), ref('parameters', 'IfModifiedSince'));
+  // Only the writes that check it (their problems include 412); others ignore the header.
+  if (!isRead && route.rest.problems?.includes('precondition-failed')) parameters.push(ref('parameters', 'IfMatch'));
+  if (creating) parameters.push(ref('parameters', 'IdempotencyKey'));
+
+  const requestParams: NonNullable<ZodOpenApiOperationObject['requestParams']> = {};
+  if (route.pathParams.size > 0) requestParams.path = pick(route.input, route.pathParams.keys());
+  if (route.queryParams.size > 0) requestParams.query = pick(route.input, route.queryParams.keys());
+
+  let requestBody: ZodOpenApiOperationObject['requestBody'];
+  if (route.rest.patch) {
+    requestBody = patchRequestBody(`${pascal(route.procedurePath)}Body`);
+  } else if (route.hasBody) {
+    const bodyKeys = Object.keys(route.input.shape).filter((key) => !route.pathParams.has(key));
+    let body: z.ZodType = pick(route.input, bodyKeys);
+    if (body !== route.input) {
+      // GET-modify-PUT: the representation sent back carries its `id`, which the path overrides.
+      if (route.method === 'PUT' && route.pathParams.has('id')) body = (body as z.ZodObject).extend({ id: ReadOnlyId });
+      schemas[`${pascal(route.procedurePath)}Body`] = body;
+    }
+    requestBody = {
+      required: true,
+      content: { 'application/json': { schema: body, ...withExample(withoutKeys(exampleOf(route.input), route.pathParams.keys())) } },
+    };
+  }
+
+  const success: HeaderName[] = [...ALWAYS, 'Cache-Control'];
+  if (status !== 204) success.push('ETag');
+  if (status !== 204 && route.rest.kind === 'item') success.push('Last-Modified');
+  if (route.rest.kind === 'list') success.push('Link');
+  if (route.rest.location) success.push('Location');
+  const content =
+    status === 204 || route.output === undefined
+      ? undefined
+      : { 'application/json': { schema: route.output, ...withExample(exampleOf(route.output)) } };
+
+  const responses: Record<string, ZodOpenApiResponseObject> = {};
+  if (creating) {
+    responses['200'] = {
+      description: `Replayed: a request with this ${IDEMPOTENCY_HEADER} already succeeded; its stored result (same body, Location and ETag), nothing created again.`,
+      headers: headers(...success, 'Idempotent-Replayed'),
+      ...(content ? { content } : {}),
+    };
+  }
+  responses[String(status)] = {
+    description: { 200: 'Success.', 201: 'Created.', 202: 'Accepted: the work is requested; Location names it.', 204: 'Done; no body.' }[status],
+    headers: headers(...success),
+    ...(content ? { content } : {}),
+  };
+  if (isRead) {
+    responses['304'] = {
+      description: 'Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current.',
+      headers: headers(...ALWAYS, 'Cache-Control', 'ETag', ...(route.rest.kind === 'item' ? (['Last-Modified'] as const) : [])),
+    };
+  }
+  Object.assign(responses, problemResponses(problemSlugs(route, creating), examplePath(route.path), route));
+
+  return {
+    operation: {
+      operationId,
+      summary: route.summary,
+      description,
+      tags: route.tags,
+      security: securityOf(route.policy),
+      ...(parameters.length > 0 ? { parameters } : {}),
+      requestParams,
+      ...(requestBody ? { requestBody } : {}),
+      responses,
+    },
+    schemas,
+  };
+}
+
+/**
+ * PATCH, both ways (CONTRACT section 4): a merge patch (RFC 7396; `application/json` is read as
+ * one) is the order's writable document with every member optional; a JSON Patch (RFC 6902) an
+ * array of operations. The patched document must be a valid PUT body.
+ */
+function patchRequestBody(mergePatchName: string): NonNullable<ZodOpenApiOperationObject['requestBody']> {
+  const merge = { schema: ref('schemas', mergePatchName), example: { address: '2 Side St, Springfield', discount_code: null } };
+  return {
+    required: true,
+    description:
+      'A merge patch (RFC 7396, `application/merge-patch+json`; `application/json` is read as one) or a JSON Patch (RFC 6902, ' +
+      '`application/json-patch+json`). The patched order must be a valid PUT body: 422 otherwise; a path that does not exist or a failed `test` is 409.',
+    content: {
+      'application/merge-patch+json': merge,
+      'application/json-patch+json': {
+        schema: ref('schemas', 'JsonPatch'),
+        example: [
+          { op: 'test', path: '/status', value: 'draft' },
+          { op: 'replace', path: '/items/0/quantity', value: 3 },
+          { op: 'add', path: '/items/-', value: { product_id: 42, quantity: 1 } },
+        ],
+      },
+      'application/json': merge,
+    },
+  };
+}
+
+/** RFC 6901 JSON Pointer: empty (the whole document) or `/`-separated tokens, `~` only as ~0 or ~1. */
+const jsonPointer = (description: string): Json => ({ type: 'string', pattern: '^(/([^~/]|~[01])*)*$', description });
+
+/** RFC 6902 section 4: one schema per operation. Members an operation does not define are ignored. */
+const jsonPatchOperation = (op: string, description: string, members: Record<string, Json>): Json => ({
+  type: 'object',
+  description,
+  required: ['op', ...Object.keys(members)],
+  properties: { op: { type: 'string', const: op }, ...members },
+});
+const patchValue = { description: 'Any JSON value, null included.' };
+const JSON_PATCH_SCHEMAS: Record<string, Json> = {
+  JsonPatch: {
+    type: 'array',
+    description: 'JSON Patch operations (RFC 6902), applied in order; all or none.',
+    maxItems: 200,
+    items: {
+      oneOf: ['Add', 'Remove', 'Replace', 'Move', 'Copy', 'Test'].map((op) => ref('schemas', `JsonPatch${op}`)),
+    },
+  },
+  JsonPatchAdd: jsonPatchOperation('add', 'Adds a value (`/items/-` appends).', {
+    path: jsonPointer('Where to add, e.g. /address or /items/-.'),
+    value: patchValue,
+  }),
+  JsonPatchRemove: jsonPatchOperation('remove', 'Removes a member.', { path: jsonPointer('The member to remove.') }),
+  JsonPatchReplace: jsonPatchOperation('replace', 'Replaces an existing value.', {
+    path: jsonPointer('The value to replace, e.g. /items/0/quantity.'),
+    value: patchValue,
+  }),
+  JsonPatchMove: jsonPatchOperation('move', 'Moves a value.', { from: jsonPointer('The value to move.'), path: jsonPointer('Where to.') }),
+  JsonPatchCopy: jsonPatchOperation('copy', 'Copies a value.', { from: jsonPointer('The value to copy.'), path: jsonPointer('Where to.') }),
+  JsonPatchTest: jsonPatchOperation('test', 'Fails the whole patch (409) unless the value equals `value`.', {
+    path: jsonPointer('The value to compare.'),
+    value: patchValue,
+  }),
+};
+
+// ---------------------------------------------------------------------------------------------
+// The document.
+
+const healthStatus = { type: 'string', enum: ['ok', 'unavailable'] };
+const HEALTH_SCHEMA: Json = {
+  type: 'object',
+  description: '`degraded`: the service works but its rate-limit store (Redis) does not answer.',
+  required: ['status', 'checks'],
+  properties: {
+    status: { type: 'string', enum: ['ok', 'degraded', 'unavailable'] },
+    checks: {
+      type: 'object',
+      required: ['database'],
+      properties: { database: healthStatus, rate_limit_store: healthStatus },
+    },
+  },
+};
+
+function healthOperation(): ZodOpenApiOperationObject {
+  const instance = '/api/health';
+  const problems = problemResponses(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error'], instance, undefined);
+  const unavailable = problemResponse(['service-unavailable'], instance, undefined);
+  return {
+    operationId: 'health',
+    tags: ['health'],
+    summary: 'Health check',
+    description:
+      'Whether the service and its database answer: 200 `ok` (or `degraded` when only the rate-limit store is down), 503 when the database ' +
+      'does not answer or the service is shutting down. Never cached.\n\n' +
+      accessText(undefined),
+    security: securityOf(undefined),
+    responses: {
+      '200': {
+        description: 'Healthy.',
+        headers: headers(...ALWAYS, 'Cache-Control'),
+        content: { 'application/json': { schema: HEALTH_SCHEMA, example: { status: 'ok', checks: { database: 'ok' } } } },
+      },
+      ...problems,
+      '503': {
+        description: `The database does not answer (a health body), or the service is shutting down (${unavailable.description}).`,
+        headers: headers(...ALWAYS, 'Cache-Control', 'Retry-After'),
+        content: {
+          'application/json': { schema: HEALTH_SCHEMA, example: { status: 'unavailable', checks: { database: 'unavailable' } } },
+          ...unavailable.content,
+        },
+      },
+    },
+  };
+}
+
+const PROBLEM_BASE: Json = {
+  type: 'object',
+  description:
+    'RFC 9457 problem details, the body of every 4xx and 5xx answer (`application/problem+json`). `type` names the problem: GET it for a page that explains it.',
+  required: ['type', 'title', 'status', 'detail'],
+  properties: {
+    type: { type: 'string', format: 'uri-reference', pattern: '^/problems/[a-z0-9-]+$', description: 'URI reference `/problems/<slug>`.' },
+    title: { type: 'string', description: 'Short summary of the problem type.' },
+    status: { type: 'integer', minimum: 400, maximum: 599, description: 'The HTTP status.' },
+    detail: { type: 'string', description: 'What went wrong with this request.' },
+    instance: { type: 'string', description: 'Path of the request that failed.' },
+    request_id: { type: 'string', description: 'The `X-Request-Id` of the answer.' },
+  },
+};
+
+const FIELD_ERROR: Json = {
+  type: 'object',
+  required: ['field', 'message'],
+  properties: {
+    field: { type: 'string', description: 'Dotted path of the field, such as `items.0.quantity` (a header or parameter by its name).', example: 'items.0.quantity' },
+    message: { type: 'string', description: 'What is wrong with it.' },
+  },
+};
+
+/**
+ * The merge patch document (RFC 7396): every member of the PUT body optional; `null` removes a
+ * member, which a nullable field (`address`, `discount_code`) and the read-only ones allow; on a
+ * required field it is refused (422); an array replaces the whole array.
+ */
+function mergePatchSchema(orderDocument: Json | undefined): Json {
+  const properties = { ...((orderDocument?.properties as Record<string, Json> | undefined) ?? {}) };
+  for (const [name, schema] of Object.entries(properties)) {
+    if (schema.readOnly === true) {
+      const type = { ...schema };
+      delete type.readOnly;
+      delete type.description;
+      properties[name] = { anyOf: [type, { type: 'null' }], readOnly: true, description: schema.description };
+    }
+  }
+  return {
+    type: 'object',
+    description: 'Members to change; `null` removes a nullable member; an array replaces the whole array. Unknown members are refused (422).',
+    properties: JSON.parse(JSON.stringify(properties)) as Json,
+    additionalProperties: false,
+  };
+}
+
+export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.OpenAPIObject {
+  const routes = restRoutes(router);
+  const paths: ZodOpenApiPathsObject = {};
+  const bodySchemas: Record<string, z.ZodType> = {};
+  const usedSlugs = new Set<ProblemSlug>(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error', 'service-unavailable']);
+  for (const route of routes) {
+    const { operation, schemas } = buildOperation(route);
+    Object.assign(bodySchemas, schemas);
+    for (const slug of problemSlugs(route, isCreatingOperation({ openapi: { method: route.method }, rest: route.rest }))) usedSlugs.add(slug);
+    const item = (paths[API_PREFIX + route.path] ??= {});
+    item[route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete'] = operation;
+  }
+  paths['/api/health'] = { get: healthOperation() };
+
+  const tags = [...new Set([...routes.flatMap((route) => route.tags), 'health'])];
+  const document = createDocument(
+    {
+      openapi: '3.1.0',
+      info: {
+        title: 'order-service',
+        version,
+        description:
+          'Order handling: products, users, orders, payments and fulfillments.\n\n' +
+          '- Every path is whole: resources under `/api/v1` (`/api/<resource>` answers the same), the health check at `/api/health`.\n' +
+          '- Every error is an RFC 9457 problem (`application/problem+json`) whose `type` is `/problems/<slug>`, a page explaining it.\n' +
+          '- Access tokens are JWTs sent as `Authorization: Bearer <token>`; the service\'s OAuth 2.0 authorization server (`/oauth`, metadata at ' +
+          '`/.well-known/oauth-authorization-server`) issues them with the scopes each operation names.\n' +
+          '- Reads carry `ETag` (304 on `If-None-Match`), writes take `If-Match` (412 when stale), creating POSTs take `Idempotency-Key`.',
+        contact: { name: 'order-service maintainers', url: 'https://github.com/order-service/order-service', email: 'api@order-service.example' },
+        license: { name: 'UNLICENSED: proprietary', url: 'https://github.com/order-service/order-service/blob/main/README.md' },
+      },
+      // The origin the document is served from; every path carries its prefix.
+      servers: [{ url: '/', description: 'This service (the origin serving this document).' }],
+      tags: tags.map((name) => ({ name, description: TAG_DESCRIPTIONS[name.toLowerCase()] ?? `Operations on ${name}.` })),
+      paths,
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'An access token (JWT) from the OAuth 2.0 endpoints below, or from an accepted external issuer.',
+          },
+          oauth2: {
+            type: 'oauth2',
+            description:
+              'The service\'s own authorization server. Browsers and mobile apps: Authorization Code with PKCE (S256). Backends: Client Credentials. ' +
+              'First-party apps: Resource Owner Password. Refresh tokens rotate on every use.',
+            flows: {
+              authorizationCode: {
+                authorizationUrl: '/oauth/authorize',
+                tokenUrl: '/oauth/token',
+                refreshUrl: '/oauth/token',
+                scopes: SCOPE_DESCRIPTIONS,
+              },
+              clientCredentials: { tokenUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS },
+              password: { tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS },
+            },
+          },
+        },
+        headers: HEADERS as unknown as Record<string, oas31.HeaderObject>,
+        parameters: PARAMETERS as unknown as Record<string, oas31.ParameterObject>,
+        schemas: {
+          ...bodySchemas,
+          Problem: PROBLEM_BASE as oas31.SchemaObject,
+          FieldError: FIELD_ERROR as oas31.SchemaObject,
+          ...(Object.fromEntries([...usedSlugs].map((slug) => [schemaName(slug), problemSchema(slug)])) as Record<string, oas31.SchemaObject>),
+          ...(JSON_PATCH_SCHEMAS as Record<string, oas31.SchemaObject>),
+        },
+      },
+    },
+  );
+  // A merge patch is the PUT body of the same path with every member optional.
+  const components = document.components as { schemas: Record<string, Json> };
+  for (const route of routes.filter((r) => r.rest.patch)) {
+    const put = routes.find((r) => r.method === 'PUT' && r.path === route.path);
+    const putBody = put ? components.schemas[`${pascal(put.procedurePath)}Body`] : undefined;
+    if (!putBody) throw new Error(`${route.procedurePath}: a PATCH needs a PUT on ${route.path} to describe its merge patch`);
+    components.schemas[`${pascal(route.procedurePath)}Body`] = mergePatchSchema(putBody);
+  }
+  components.schemas.OrderStatus ??= { type: 'string', enum: [...ORDER_STATUSES] };
+  return document;
+}

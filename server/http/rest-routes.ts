@@ -6,6 +6,7 @@
 import type { AnyRouter } from '@trpc/server';
 import { forEachOpenApiProcedure, getInputOutputParsers, type OpenApiProcedureRecord } from 'trpc-to-openapi';
 import { z } from 'zod';
+import type { Policy } from '../auth/policy.ts';
 import type { Meta, RestMeta } from '../trpc/trpc.ts';
 
 /** How a path or query parameter's text becomes input: integers as numbers, the rest as given. */
@@ -18,6 +19,14 @@ export interface RestRoute {
   /** The procedure's dotted path on the router, e.g. `products.get`. */
   procedurePath: string;
   summary: string | undefined;
+  /** What the operation does, for the OpenAPI document (`meta.openapi.description`). */
+  description: string | undefined;
+  tags: string[];
+  /** Who may call it (`meta.policy`); undefined only for a procedure that forgot it (refused at call time). */
+  policy: Policy | undefined;
+  /** The procedure's input (path, query and body fields together) and output schemas. */
+  input: z.ZodObject;
+  output: z.ZodType | undefined;
   rest: RestMeta;
   pathParams: Map<string, ParamKind>;
   queryParams: Map<string, ParamKind>;
@@ -54,7 +63,8 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
   forEachOpenApiProcedure<Meta>(procedures, ({ path: procedurePath, procedure, meta }) => {
     const { openapi } = meta;
     const names = [...openapi.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
-    const shape = getInputOutputParsers(procedure).inputParser.shape;
+    const { inputParser, outputParser } = getInputOutputParsers(procedure);
+    const shape = inputParser.shape;
     const pathParams = new Map<string, ParamKind>();
     const queryParams = new Map<string, ParamKind>();
     for (const [key, schema] of Object.entries(shape)) {
@@ -71,6 +81,11 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
       path: openapi.path,
       procedurePath,
       summary: openapi.summary,
+      description: openapi.description,
+      tags: openapi.tags ?? [],
+      policy: meta.policy,
+      input: inputParser,
+      output: outputParser,
       rest: meta.rest ?? {},
       pathParams,
       queryParams: bodyMethod ? new Map() : queryParams,

@@ -1,17 +1,26 @@
 /**
- * The OpenAPI document says what the service does: it is a valid OpenAPI 3.1 document, and every
- * operation in it, called for real, answers a documented status with a body that matches the
- * documented schema. The walk iterates the served document; an operation without an entry in
- * `walks` fails, so a new endpoint cannot be added without being walked here.
+ * The OpenAPI document says what the service does: it is a valid OpenAPI 3.1 document with whole
+ * paths under one server, its security follows each procedure's policy, every schema and example
+ * in it is exact, and every operation in it, called for real, answers each documented status
+ * with a body that matches the documented schema. The walk iterates the served document; an
+ * operation without an entry in `walks` fails, so a new endpoint cannot be added without being
+ * walked here, and a documented status that no probe reaches fails too.
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isPublic, SCOPES } from '../../server/auth/policy.ts';
+import { buildApp } from '../../server/app.ts';
+import type { Database } from '../../server/db/client.ts';
+import { problemTypes, type ProblemSlug } from '../../server/errors/problems.ts';
+import { restRoutes } from '../../server/http/rest-routes.ts';
+import { API_PREFIX } from '../../server/lib/api-paths.ts';
+import { appRouter } from '../../server/router.ts';
 import { createTestApp, type TestUser } from '../helpers/app.ts';
 import { createClient, publicClientInput } from '../helpers/clients.ts';
-import { createOrder as createOrderAs, type OrderBody, type OrderInputBody } from '../helpers/orders.ts';
 import { shipmentInput, shipOrder, type FulfillmentBody } from '../helpers/fulfillments.ts';
+import { createOrder as createOrderAs, type OrderBody, type OrderInputBody } from '../helpers/orders.ts';
 import { paymentInput, payOrder } from '../helpers/payments.ts';
 import { createProduct as createProductAs, productInput, type ProductBody } from '../helpers/products.ts';
 import { userInput } from '../helpers/users.ts';
@@ -20,6 +29,7 @@ type JsonSchema = Record<string, unknown>;
 
 interface MediaType {
   schema?: JsonSchema;
+  example?: unknown;
 }
 
 interface ResponseObject {
@@ -32,33 +42,44 @@ interface Parameter {
   name: string;
   in: 'path' | 'query' | 'header' | 'cookie';
   required?: boolean;
+  description?: string;
   schema?: JsonSchema;
 }
 
+type SecurityRequirement = Record<string, string[]>;
+
 interface Operation {
   operationId?: string;
-  parameters?: Parameter[];
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  parameters?: (Parameter | { $ref: string })[];
   requestBody?: { required?: boolean; content: Record<string, MediaType> };
   responses: Record<string, ResponseObject>;
-  servers?: { url: string }[];
-  security?: Record<string, unknown>[];
+  servers?: unknown[];
+  security?: SecurityRequirement[];
 }
 
 interface OpenApiDocument {
   openapi: string;
+  info: { title: string; version: string; description?: string; contact?: Record<string, string>; license?: Record<string, string> };
   servers?: { url: string }[];
-  paths: Record<string, Record<string, unknown> & { servers?: { url: string }[] }>;
-  components: { schemas?: Record<string, JsonSchema> };
+  tags?: { name: string; description?: string }[];
+  paths: Record<string, Record<string, unknown> & { servers?: unknown[] }>;
+  components: {
+    schemas?: Record<string, JsonSchema>;
+    parameters?: Record<string, Parameter>;
+    headers?: Record<string, unknown>;
+    securitySchemes?: Record<string, JsonSchema>;
+  };
 }
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 interface DocumentedOperation {
   method: Uppercase<(typeof HTTP_METHODS)[number]>;
-  /** Path as written in the document (`/products/{id}`). */
+  /** Path as written in the document, whole (`/api/v1/products/{id}`). */
   path: string;
-  /** Server URL that applies (operation, then path item, then document level). */
-  server: string;
   operationId: string;
   operation: Operation;
 }
@@ -71,6 +92,7 @@ afterAll(async () => {
 });
 const served = await t.request({ method: 'GET', url: '/api/openapi.json' });
 const doc = served.json<OpenApiDocument>();
+const routes = restRoutes(appRouter);
 
 const operations: DocumentedOperation[] = Object.entries(doc.paths).flatMap(([path, item]) =>
   HTTP_METHODS.filter((m) => item[m] !== undefined).map((m) => {
@@ -78,12 +100,23 @@ const operations: DocumentedOperation[] = Object.entries(doc.paths).flatMap(([pa
     return {
       method: m.toUpperCase() as DocumentedOperation['method'],
       path,
-      server: operation.servers?.[0]?.url ?? item.servers?.[0]?.url ?? doc.servers?.[0]?.url ?? '',
       operationId: operation.operationId ?? `(no operationId: ${m.toUpperCase()} ${path})`,
       operation,
     };
   }),
 );
+
+const COMPONENT_REF = /^#\/components\/(\w+)\/(.+)$/;
+/** A `$ref` to a component, resolved (parameters and headers are referenced). */
+function resolve<T>(value: T | { $ref: string }): T {
+  if (typeof value !== 'object' || value === null || !('$ref' in value)) return value;
+  const [, section = '', name = ''] = COMPONENT_REF.exec(value.$ref) ?? [];
+  const components = doc.components as Record<string, Record<string, T> | undefined>;
+  const target = components[section]?.[decodeURIComponent(name)];
+  if (target === undefined) throw new Error(`unresolved ${value.$ref}`);
+  return target;
+}
+const parametersOf = (op: DocumentedOperation): Parameter[] => (op.operation.parameters ?? []).map((p) => resolve<Parameter>(p));
 
 // ---------------------------------------------------------------------------------------------
 // JSON Schema validation against the document's own schemas.
@@ -91,8 +124,10 @@ const operations: DocumentedOperation[] = Object.entries(doc.paths).flatMap(([pa
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 ajv.addFormat('date-time', (value: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(value) && !Number.isNaN(Date.parse(value)));
 ajv.addFormat('email', /^[^\s@]+@[^\s@]+\.[^\s@]+$/);
+ajv.addFormat('uri-reference', () => true);
+ajv.addKeyword('example');
 
-const COMPONENT_REF = '#/components/schemas/';
+const SCHEMA_REF = '#/components/schemas/';
 const componentUri = (name: string) => `urn:openapi:components:schemas:${encodeURIComponent(name)}`;
 
 /** `#/components/schemas/X` becomes the URI under which X is registered with Ajv. */
@@ -101,8 +136,8 @@ function rewriteRefs(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
     Object.entries(value).map(([key, inner]) => {
-      if (key === '$ref' && typeof inner === 'string' && inner.startsWith(COMPONENT_REF)) {
-        const name = decodeURIComponent(inner.slice(COMPONENT_REF.length)).replace(/~1/g, '/').replace(/~0/g, '~');
+      if (key === '$ref' && typeof inner === 'string' && inner.startsWith(SCHEMA_REF)) {
+        const name = decodeURIComponent(inner.slice(SCHEMA_REF.length)).replace(/~1/g, '/').replace(/~0/g, '~');
         return [key, componentUri(name)];
       }
       return [key, rewriteRefs(inner)];
@@ -121,6 +156,22 @@ function schemaErrors(schema: JsonSchema | undefined, value: unknown): unknown[]
   return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
 }
 
+/** Every (sub)schema of the document with the path that leads to it. */
+function* schemasIn(value: unknown, path: string): Generator<[string, JsonSchema]> {
+  if (Array.isArray(value)) {
+    for (const [index, inner] of value.entries()) yield* schemasIn(inner, `${path}/${index}`);
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  const object = value as JsonSchema;
+  if (typeof object.type === 'string' || Array.isArray(object.type)) yield [path, object];
+  for (const [key, inner] of Object.entries(object)) {
+    // Examples are values, not schemas.
+    if (key === 'example' || key === 'examples' || key === 'default' || key === 'const' || key === 'enum') continue;
+    yield* schemasIn(inner, `${path}/${key}`);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // How to call each operation: a table keyed by operationId. A documented operation without an
 // entry fails below.
@@ -129,7 +180,9 @@ interface Call {
   params?: Record<string, string | number>;
   query?: Record<string, string | number>;
   body?: unknown;
-  /** Content-Type of `body`; default application/json. */
+  /** Sent as it is instead of `body` (malformed or oversized bodies). */
+  rawBody?: string;
+  /** Content-Type of `body`; default the operation's first. */
   contentType?: string;
   token?: string;
   headers?: Record<string, string>;
@@ -185,6 +238,13 @@ async function shippedOrder(): Promise<{ order: OrderBody; fulfillment: Fulfillm
   const customer = await t.createUser();
   const order = await orderIn('paid', customer);
   return { order, fulfillment: await shipOrder(t, order.id, t.admin.token), customer };
+}
+
+/** An archived product: GET is 410 from now on. */
+async function archivedProduct(): Promise<ProductBody> {
+  const product = await createProduct();
+  expect((await t.request({ method: 'DELETE', url: `/api/v1/products/${product.id}`, token: t.admin.token })).statusCode).toBe(204);
+  return product;
 }
 
 const walks: Record<string, Walk> = {
@@ -408,13 +468,120 @@ const walks: Record<string, Walk> = {
 };
 
 /**
+ * Requests that reach the statuses generic probes (below) cannot: each operation's own
+ * conflicts, gones and refusals. Keyed by operationId, then status.
+ */
+const reach: Record<string, Partial<Record<number, () => Promise<Call>>>> = {
+  'products-create': {
+    409: async () => ({ body: productInput({ sku: (await createProduct()).sku }), token: t.admin.token }),
+  },
+  'products-get': { 410: async () => ({ params: { id: (await archivedProduct()).id } }) },
+  'products-replace': {
+    409: async () => {
+      const product = await read(`/api/v1/products/${(await createProduct()).id}`);
+      return { params: { id: product.id }, body: { ...withoutId(product), sku: (await createProduct()).sku }, token: t.admin.token };
+    },
+    410: async () => {
+      const product = await archivedProduct();
+      return { params: { id: product.id }, body: productInput(), token: t.admin.token };
+    },
+  },
+  'users-create': {
+    // Registration cannot choose the admin role.
+    403: async () => ({ body: userInput({ role: 'admin' }) }),
+    409: async () => {
+      const user = await t.createUser();
+      return { body: userInput({ email: user.email.toUpperCase() }) };
+    },
+  },
+  'users-replace': {
+    409: async () => {
+      const user = await t.createUser();
+      const other = await t.createUser();
+      const representation = await read(`/api/v1/users/${user.id}`, t.admin.token);
+      return { params: { id: user.id }, body: { ...withoutId(representation), email: other.email }, token: t.admin.token };
+    },
+  },
+  'users-delete': {
+    409: async () => {
+      const customer = await t.createUser();
+      await createOrder(customer);
+      return { params: { id: customer.id }, token: t.admin.token };
+    },
+  },
+  'orders-create': {
+    // A customer orders for themself only.
+    403: async () => {
+      const product = await createProduct();
+      const other = await t.createUser();
+      return { body: { customer_id: other.id, items: [{ product_id: product.id, quantity: 1 }] }, token: (await t.createUser()).token };
+    },
+  },
+  'orders-replace': {
+    409: async () => {
+      const customer = await t.createUser();
+      const order = await createOrder(customer);
+      return { params: { id: order.id }, body: { ...withoutId(order), status: 'shipped' }, token: customer.token };
+    },
+  },
+  'orders-patch': {
+    409: async () => {
+      const customer = await t.createUser();
+      const order = await createOrder(customer);
+      return {
+        params: { id: order.id },
+        body: [{ op: 'test', path: '/status', value: 'paid' }],
+        contentType: 'application/json-patch+json',
+        token: customer.token,
+      };
+    },
+  },
+  'orders-confirm': {
+    409: async () => {
+      const customer = await t.createUser();
+      return { params: { id: (await orderIn('paid', customer)).id }, token: customer.token };
+    },
+  },
+  'orders-cancel': {
+    409: async () => {
+      const customer = await t.createUser();
+      return { params: { id: (await orderIn('paid', customer)).id }, token: customer.token };
+    },
+  },
+  'orders-delete': {
+    409: async () => {
+      const customer = await t.createUser();
+      return { params: { id: (await orderIn('paid', customer)).id }, token: customer.token };
+    },
+  },
+  'payments-create': {
+    404: async () => ({ body: { order_id: UNKNOWN_ID, amount: 100, method: 'card' }, token: t.admin.token }),
+    409: async () => {
+      const customer = await t.createUser();
+      return { body: paymentInput(await createOrder(customer)), token: customer.token };
+    },
+  },
+  'fulfillments-request': {
+    409: async () => ({ params: { id: (await orderIn('confirmed', await t.createUser())).id }, token: t.admin.token }),
+  },
+  'fulfillments-create': {
+    409: async () => ({ params: { id: (await orderIn('confirmed', await t.createUser())).id }, body: shipmentInput(), token: t.admin.token }),
+  },
+};
+
+/** Problems no single request can cause here, each shown by the test named. */
+const REACHED_ELSEWHERE: Partial<Record<ProblemSlug, string>> = {
+  'idempotency-key-in-use': 'test/api/idempotency.test.ts ("a wait longer than the bound is 409 idempotency-key-in-use", PostgreSQL)',
+};
+
+/**
  * POSTs that act on a resource instead of creating one, with the success status the contract
  * gives them (CONTRACT 2 and 3). Every other POST creates: 201 with Location.
  */
 const ACTION_POSTS: Record<string, number> = {
-  '/orders/{id}/confirm': 200,
-  '/orders/{id}/cancel': 200,
-  '/orders/{id}/send-to-fulfillment': 202,
+  [`${API_PREFIX}/orders/{id}/confirm`]: 200,
+  [`${API_PREFIX}/orders/{id}/cancel`]: 200,
+  [`${API_PREFIX}/orders/{id}/send-to-fulfillment`]: 202,
 };
 const createsResource = (op: DocumentedOperation) => op.method === 'POST' && ACTION_POSTS[op.path] === undefined;
 const answersLocation = (op: DocumentedOperation) => createsResource(op) || op.path.endsWith('/send-to-fulfillment');
@@ -424,6 +591,8 @@ const NOT_CONDITIONAL = new Set(['health']);
 
 // ---------------------------------------------------------------------------------------------
 
+const serverUrl = (doc.servers?.[0]?.url ?? '').replace(/\/$/, '');
+
 function urlFor(op: DocumentedOperation, call: Call): string {
   const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
     const value = call.params?.[name];
@@ -431,12 +600,14 @@ function urlFor(op: DocumentedOperation, call: Call): string {
     return encodeURIComponent(String(value));
   });
   const query = new URLSearchParams(Object.entries(call.query ?? {}).map(([k, v]): [string, string] => [k, String(v)])).toString();
-  return `${op.server}${path}${query ? `?${query}` : ''}`;
+  return `${serverUrl}${path}${query ? `?${query}` : ''}`;
 }
+
+const firstContentType = (op: DocumentedOperation) => Object.keys(op.operation.requestBody?.content ?? {})[0] ?? 'application/json';
 
 /** The call only uses what the document declares, with values its schemas accept. */
 function expectCallMatchesDocument(op: DocumentedOperation, call: Call): void {
-  const parameters = op.operation.parameters ?? [];
+  const parameters = parametersOf(op);
   for (const [name, value] of Object.entries(call.query ?? {})) {
     const parameter = parameters.find((p) => p.in === 'query' && p.name === name);
     expect(parameter, `query parameter ${name} is not documented on ${op.operationId}`).toBeDefined();
@@ -449,7 +620,7 @@ function expectCallMatchesDocument(op: DocumentedOperation, call: Call): void {
     expect(call.query?.[parameter.name], `required query parameter ${parameter.name}`).toBeDefined();
   }
   if (op.operation.requestBody) {
-    const contentType = call.contentType ?? 'application/json';
+    const contentType = call.contentType ?? firstContentType(op);
     const media = op.operation.requestBody.content[contentType];
     expect(media, `${op.operationId} documents no ${contentType} request body`).toBeDefined();
     if (op.operation.requestBody.required) expect(call.body, `${op.operationId} needs a body`).toBeDefined();
@@ -459,9 +630,14 @@ function expectCallMatchesDocument(op: DocumentedOperation, call: Call): void {
   }
 }
 
-async function send(op: DocumentedOperation, call: Call): Promise<LightMyRequestResponse> {
-  const body = call.body === undefined ? {} : { payload: JSON.stringify(call.body), headers: { 'content-type': call.contentType ?? 'application/json', ...call.headers } };
-  return t.request({ method: op.method, url: urlFor(op, call), token: call.token, headers: call.headers, ...body });
+async function send(op: DocumentedOperation, call: Call, app: FastifyInstance = t.app): Promise<LightMyRequestResponse> {
+  const payload = call.rawBody ?? (call.body === undefined ? undefined : JSON.stringify(call.body));
+  const headers: Record<string, string> = {
+    ...(payload === undefined ? {} : { 'content-type': call.contentType ?? firstContentType(op) }),
+    ...(call.token ? { authorization: `Bearer ${call.token}` } : {}),
+    ...call.headers,
+  };
+  return app.inject({ method: op.method, url: urlFor(op, call), headers, ...(payload === undefined ? {} : { payload }) });
 }
 
 const mediaTypeOf = (res: LightMyRequestResponse) => (String(res.headers['content-type'] ?? '').split(';')[0] ?? '').trim().toLowerCase();
@@ -488,6 +664,18 @@ const isReplay = (op: DocumentedOperation, code: string) => code === '200' && op
 /** The success status of a first request: a replay's 200 is the same operation's answer repeated. */
 const successCodes = (op: DocumentedOperation) => Object.keys(op.operation.responses).filter((code) => /^2\d\d$/.test(code) && !isReplay(op, code));
 
+/** The problem slugs a documented problem response names: its schema's `$ref`s to `<Slug>Problem`. */
+function slugsOf(response: ResponseObject | undefined): ProblemSlug[] {
+  const schema = response?.content?.['application/problem+json']?.schema;
+  if (!schema) return [];
+  const refs = (Array.isArray(schema.oneOf) ? (schema.oneOf as JsonSchema[]) : [schema]).map((s) => String(s.$ref));
+  return refs.map((r) => {
+    const component = doc.components.schemas?.[r.slice(SCHEMA_REF.length)];
+    const type = (component?.properties as Record<string, { const?: string }> | undefined)?.type?.const ?? '';
+    return type.replace('/problems/', '') as ProblemSlug;
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 
 describe('GET /api/openapi.json serves a valid OpenAPI 3.1 document', () => {
@@ -504,18 +692,75 @@ describe('GET /api/openapi.json serves a valid OpenAPI 3.1 document', () => {
     expect(result.valid).toBe(true);
   });
 
-  it('documents operations under the canonical /api/v1 base (health under /api)', () => {
+  it('has one server, the origin, and whole paths (/api/v1/..., /api/health) with no server overrides', () => {
+    expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);
     expect(operations.length).toBeGreaterThan(0);
-    for (const op of operations) {
-      const expected = op.path === '/health' ? '/api' : '/api/v1';
-      expect(op.server, `${op.method} ${op.path}`).toBe(expected);
+    for (const [path, item] of Object.entries(doc.paths)) {
+      expect(path === '/api/health' || path.startsWith(`${API_PREFIX}/`), path).toBe(true);
+      expect(item.servers, `${path} overrides servers`).toBeUndefined();
     }
+    for (const op of operations) expect(op.operation.servers, `${op.method} ${op.path} overrides servers`).toBeUndefined();
+    // Every REST route is documented at its whole path.
+    for (const route of routes) expect(doc.paths[API_PREFIX + route.path]?.[route.method.toLowerCase()], `${route.method} ${route.path}`).toBeDefined();
   });
 
-  it('every operation has a unique operationId', () => {
+  it('every operation has a unique operationId, a summary, a description and tags', () => {
     const ids = operations.map((op) => op.operation.operationId);
     for (const id of ids) expect(id).toEqual(expect.any(String));
     expect(new Set(ids).size).toBe(ids.length);
+    for (const op of operations) {
+      expect(op.operation.summary, op.operationId).toEqual(expect.stringMatching(/\S/));
+      expect(op.operation.description, op.operationId).toEqual(expect.stringMatching(/\S/));
+      expect(op.operation.tags?.length, op.operationId).toBeGreaterThan(0);
+    }
+  });
+
+  it('declares every tag it uses, each with a description, and names a contact and a license', () => {
+    const declared = new Map((doc.tags ?? []).map((tag) => [tag.name, tag.description]));
+    for (const op of operations) {
+      for (const tag of op.operation.tags ?? []) {
+        expect(declared.get(tag), `tag ${tag}`).toEqual(expect.stringMatching(/\S/));
+        expect(declared.get(tag), `tag ${tag} has only the fallback description`).not.toMatch(/^Operations on /);
+      }
+    }
+    expect(doc.info.contact).toMatchObject({ name: expect.any(String), url: expect.any(String) });
+    expect(doc.info.license).toMatchObject({ name: expect.any(String) });
+  });
+
+  it('describes every parameter', () => {
+    for (const op of operations) for (const p of parametersOf(op)) expect(p.description, `${op.operationId} ${p.in} ${p.name}`).toEqual(expect.stringMatching(/\S/));
+  });
+});
+
+describe('security follows each procedure policy (CONTRACT 7)', () => {
+  it('declares bearerAuth and the OAuth 2.0 flows with every scope', () => {
+    const schemes = doc.components.securitySchemes ?? {};
+    expect(schemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    const flows = schemes.oauth2?.flows as Record<string, { authorizationUrl?: string; tokenUrl: string; refreshUrl?: string; scopes: Record<string, string> }>;
+    expect(schemes.oauth2?.type).toBe('oauth2');
+    expect(flows.authorizationCode).toMatchObject({ authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token', refreshUrl: '/oauth/token' });
+    expect(flows.clientCredentials).toMatchObject({ tokenUrl: '/oauth/token' });
+    expect(flows.password).toMatchObject({ tokenUrl: '/oauth/token', refreshUrl: '/oauth/token' });
+    for (const flow of Object.values(flows)) {
+      expect(Object.keys(flow.scopes).sort()).toEqual([...SCOPES].sort());
+      for (const description of Object.values(flow.scopes)) expect(description).toMatch(/\S/);
+    }
+  });
+
+  it('every operation declares security: optional token where public, the bearer token or the OAuth scope otherwise', () => {
+    for (const route of routes) {
+      const operation = doc.paths[API_PREFIX + route.path]?.[route.method.toLowerCase()] as Operation;
+      const name = `${route.method} ${route.path}`;
+      expect(route.policy, `${name} declares no policy`).toBeDefined();
+      if (route.policy === undefined || isPublic(route.policy)) {
+        expect(operation.security, name).toEqual([{}, { bearerAuth: [] }]);
+      } else {
+        expect(operation.security, name).toEqual([{ bearerAuth: [] }, { oauth2: [route.policy.scope] }]);
+        expect(operation.responses['403'], `${name} documents no 403`).toBeDefined();
+        expect(slugsOf(operation.responses['403'])).toContain('insufficient-scope');
+      }
+    }
+    expect((doc.paths['/api/health']?.get as Operation).security).toEqual([{}, { bearerAuth: [] }]);
   });
 });
 
@@ -537,13 +782,13 @@ describe('the document states the statuses the contract fixes (CONTRACT 4 and 5)
     expect(creating.length).toBeGreaterThanOrEqual(3);
     for (const op of creating) {
       const name = `${op.method} ${op.path}`;
-      const parameter = (op.operation.parameters ?? []).find((p) => 'name' in p && p.name === 'Idempotency-Key');
+      const parameter = parametersOf(op).find((p) => p.name === 'Idempotency-Key');
       expect(parameter, `${name} declares no Idempotency-Key`).toMatchObject({ in: 'header', required: false, schema: { maxLength: 255 } });
       const first = op.operation.responses['201'] ?? op.operation.responses['202'];
       expect(isReplay(op, '200'), `${name} documents no replay`).toBe(true);
       expect(op.operation.responses['200']?.content, name).toEqual(first?.content);
-      expect(op.operation.responses['409']?.description, name).toContain('idempotency-key-in-use');
-      expect(op.operation.responses['422']?.description, name).toContain('idempotency-key-mismatch');
+      expect(slugsOf(op.operation.responses['409']), name).toContain('idempotency-key-in-use');
+      expect(slugsOf(op.operation.responses['422']), name).toContain('idempotency-key-mismatch');
     }
   });
 
@@ -561,32 +806,189 @@ describe('the document states the statuses the contract fixes (CONTRACT 4 and 5)
     }
   });
 
-  it('every GET of a resource or list documents 304 Not Modified', () => {
+  it('every GET of a resource or list documents 304 Not Modified without a body, with ETag and Cache-Control', () => {
     for (const op of operations.filter((o) => o.method === 'GET' && !NOT_CONDITIONAL.has(o.operationId))) {
-      expect(op.operation.responses['304'], `${op.method} ${op.path} documents no 304`).toBeDefined();
+      const notModified = op.operation.responses['304'];
+      expect(notModified, `${op.method} ${op.path} documents no 304`).toBeDefined();
+      expect(notModified?.content).toBeUndefined();
+      expect(Object.keys(notModified?.headers ?? {})).toEqual(expect.arrayContaining(['ETag', 'Cache-Control', 'RateLimit-Limit']));
     }
   });
 
-  it('every problem response is documented as application/problem+json with the Problem schema', () => {
+  it('every answer documents the RateLimit-* and X-Request-Id headers; 429 and 503 Retry-After, 401 WWW-Authenticate', () => {
     for (const op of operations) {
       for (const [code, response] of Object.entries(op.operation.responses)) {
-        if (!/^[45]\d\d$/.test(code) || op.operationId === 'health') continue;
-        expect(Object.keys(response.content ?? {}), `${op.method} ${op.path} ${code}`).toEqual(['application/problem+json']);
-        expect(response.content?.['application/problem+json']?.schema, `${op.method} ${op.path} ${code}`).toEqual({ $ref: '#/components/schemas/Problem' });
+        const names = Object.keys(response.headers ?? {});
+        expect(names, `${op.operationId} ${code}`).toEqual(expect.arrayContaining(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+        if (code === '429' || code === '503') expect(names, `${op.operationId} ${code}`).toContain('Retry-After');
+        if (code === '401') expect(names, `${op.operationId} ${code}`).toContain('WWW-Authenticate');
       }
     }
   });
 
+  it('every problem response is application/problem+json, one schema per slug whose type and status are constants, with an example of that status', () => {
+    for (const op of operations) {
+      for (const [code, response] of Object.entries(op.operation.responses)) {
+        if (!/^[45]\d\d$/.test(code)) continue;
+        const name = `${op.method} ${op.path} ${code}`;
+        const media = response.content?.['application/problem+json'];
+        expect(media, name).toBeDefined();
+        if (op.operationId !== 'health') expect(Object.keys(response.content ?? {}), name).toEqual(['application/problem+json']);
+        const slugs = slugsOf(response);
+        expect(slugs.length, name).toBeGreaterThan(0);
+        for (const slug of slugs) {
+          expect(problemTypes[slug]?.status, `${name}: ${slug}`).toBe(Number(code));
+          expect(response.description, `${name} links /problems/${slug}`).toContain(`(/problems/${slug})`);
+        }
+        const example = media?.example as { type?: string; status?: number } | undefined;
+        expect(example?.status, name).toBe(Number(code));
+        expect(slugs.map((slug) => `/problems/${slug}`), name).toContain(example?.type);
+      }
+    }
+  });
+
+  it('401 shows an unauthorized problem and an order write\'s 409 an invalid transition with `allowed`', () => {
+    for (const op of operations) expect((op.operation.responses['401']?.content?.['application/problem+json']?.example as { type: string }).type).toBe('/problems/unauthorized');
+    const patch = operations.find((op) => op.operationId === 'orders-patch');
+    expect(patch?.operation.responses['409']?.content?.['application/problem+json']?.example).toMatchObject({
+      type: '/problems/invalid-state-transition',
+      allowed: expect.any(Array),
+    });
+  });
+
+  it('the problem schemas describe their extension members', () => {
+    const schemas = doc.components.schemas ?? {};
+    const members = (name: string) => schemas[name]?.properties as Record<string, { description?: string }> | undefined;
+    expect(Object.keys(members('InvalidStateTransitionProblem') ?? {})).toEqual(expect.arrayContaining(['allowed', 'current_status', 'requested_status']));
+    expect(members('PreconditionFailedProblem')?.current_etag?.description).toMatch(/\S/);
+    expect(members('InsufficientStockProblem')?.product_ids?.description).toMatch(/\S/);
+    expect(members('InsufficientScopeProblem')?.scope?.description).toMatch(/\S/);
+    expect(members('ValidationErrorProblem')?.errors?.description).toMatch(/\S/);
+  });
+});
+
+describe('schemas say what the service does', () => {
+  it('every integer has real bounds (never the whole safe-integer range)', () => {
+    for (const [path, schema] of schemasIn(doc, '#')) {
+      const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+      if (!types.includes('integer')) continue;
+      expect(schema.minimum, `${path} has no minimum`).toEqual(expect.any(Number));
+      expect(schema.maximum, `${path} has no maximum`).toEqual(expect.any(Number));
+      expect(Math.abs(Number(schema.minimum)), path).toBeLessThan(Number.MAX_SAFE_INTEGER);
+      expect(Math.abs(Number(schema.maximum)), path).toBeLessThan(Number.MAX_SAFE_INTEGER);
+    }
+  });
+
+  it('every media example (requests and responses) validates against its schema', () => {
+    let count = 0;
+    for (const op of operations) {
+      const media = [
+        ...Object.entries(op.operation.requestBody?.content ?? {}).map(([type, m]) => [`request ${type}`, m] as const),
+        ...Object.entries(op.operation.responses).flatMap(([code, r]) => Object.entries(r.content ?? {}).map(([type, m]) => [`${code} ${type}`, m] as const)),
+      ];
+      for (const [where, m] of media) {
+        if (m.example === undefined) continue;
+        count += 1;
+        expect(schemaErrors(m.schema, m.example), `${op.operationId} ${where} example`).toEqual([]);
+      }
+    }
+    expect(count).toBeGreaterThan(operations.length * 5);
+  });
+
+  it('every success response and request body of the resources has an example', () => {
+    for (const op of operations.filter((o) => !o.operationId.startsWith('clients-'))) {
+      for (const [type, media] of Object.entries(op.operation.requestBody?.content ?? {})) expect(media.example, `${op.operationId} request ${type}`).toBeDefined();
+      for (const code of successCodes(op)) {
+        const media = op.operation.responses[code]?.content?.['application/json'];
+        if (media) expect(media.example, `${op.operationId} ${code}`).toBeDefined();
+      }
+    }
+  });
+
+  it('every example inside a schema validates against that schema', () => {
+    for (const [path, schema] of schemasIn(doc, '#')) {
+      if (schema.example === undefined) continue;
+      const { example, ...rest } = schema;
+      expect(schemaErrors(rest, example), `${path} example`).toEqual([]);
+    }
+  });
+
+  it('the request example of POST /orders is a valid request: a draft, as the service accepts it', async () => {
+    const op = operations.find((o) => o.operationId === 'orders-create');
+    const example = op?.operation.requestBody?.content['application/json']?.example as { status?: string } | undefined;
+    expect(example?.status ?? 'draft').toBe('draft');
+  });
+
+  it('request bodies type every member; read-only ones are marked readOnly', () => {
+    for (const op of operations) {
+      for (const [type, media] of Object.entries(op.operation.requestBody?.content ?? {})) {
+        const schema = media.schema?.$ref ? doc.components.schemas?.[String(media.schema.$ref).slice(SCHEMA_REF.length)] : media.schema;
+        const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
+        for (const [name, property] of Object.entries(properties)) {
+          const typed = ['type', '$ref', 'anyOf', 'oneOf', 'enum', 'const'].some((key) => key in property);
+          expect(typed, `${op.operationId} ${type} ${name} is untyped`).toBe(true);
+        }
+        if (op.method === 'PUT') {
+          for (const readOnly of ['id', 'created_at', 'updated_at']) {
+            expect(properties[readOnly]?.readOnly, `${op.operationId} ${readOnly}`).toBe(true);
+          }
+        }
+      }
+    }
+  });
+
+  it('closed sets are enums: order statuses (the filter with its aliases and active), payment methods, roles', () => {
+    const schemas = doc.components.schemas ?? {};
+    expect(schemas.OrderStatus?.enum).toEqual(['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled']);
+    expect(schemas.PaymentMethod?.enum).toEqual(['card', 'bank_transfer', 'wallet']);
+    expect(schemas.UserRole?.enum).toEqual(['customer', 'admin']);
+    const list = operations.find((o) => o.operationId === 'orders-list');
+    const status = parametersOf(list as DocumentedOperation).find((p) => p.name === 'status');
+    const [closed] = (status?.schema?.anyOf ?? []) as JsonSchema[];
+    expect(closed?.enum).toEqual(expect.arrayContaining(['draft', 'CREATED', 'CANCELLED', 'active']));
+  });
+
+  it('PATCH takes a merge patch (every member optional) and a JSON Patch (one schema per RFC 6902 operation)', () => {
+    const patch = operations.find((o) => o.operationId === 'orders-patch');
+    const content = patch?.operation.requestBody?.content ?? {};
+    expect(Object.keys(content)).toEqual(['application/merge-patch+json', 'application/json-patch+json', 'application/json']);
+    const merge = doc.components.schemas?.[String(content['application/merge-patch+json']?.schema?.$ref).slice(SCHEMA_REF.length)];
+    expect(merge?.required).toBeUndefined();
+    expect(Object.keys((merge?.properties ?? {}) as object)).toEqual(expect.arrayContaining(['address', 'items', 'status', 'discount_code']));
+    expect(schemaErrors(content['application/merge-patch+json']?.schema, { address: null, discount_code: 'SPRING-10' })).toEqual([]);
+    expect(schemaErrors(content['application/merge-patch+json']?.schema, { customer_id: null })).not.toEqual([]);
+    const operationsSchema = doc.components.schemas?.JsonPatch?.items as { oneOf: { $ref: string }[] };
+    const ops = operationsSchema.oneOf.map((r) => (doc.components.schemas?.[r.$ref.slice(SCHEMA_REF.length)]?.properties as { op: { const: string } }).op.const);
+    expect(ops.sort()).toEqual(['add', 'copy', 'move', 'remove', 'replace', 'test']);
+    expect(schemaErrors(content['application/json-patch+json']?.schema, [{ op: 'move', from: '/address', path: '/discount_code' }])).toEqual([]);
+    expect(schemaErrors(content['application/json-patch+json']?.schema, [{ op: 'move', path: '/address' }])).not.toEqual([]);
+  });
+});
+
+describe('/problems/<slug> pages render as HTML, and the document links them', () => {
+  const linked = [...new Set(JSON.stringify(doc).match(/\(\/problems\/[a-z0-9-]+\)/g) ?? [])].map((link) => link.slice(1, -1));
+
+  it('links a page for every problem it documents', () => {
+    expect(linked.length).toBeGreaterThan(15);
+  });
+
+  it.each(linked)('%s answers 200 HTML with no markdown left in it', async (page) => {
+    const res = await t.request({ method: 'GET', url: page });
+    expect(res.statusCode).toBe(200);
+    expect(mediaTypeOf(res)).toBe('text/html');
+    expect(res.body).not.toContain('`');
+    expect(res.body).toMatch(/<h1>[^<]+<\/h1>/);
+  });
 });
 
 /** A representation to send back with PUT, per documented PUT path, and the token allowed to. */
 const representationsForPut: Record<string, () => Promise<{ representation: Representation; token: string }>> = {
-  '/products/{id}': async () => ({ representation: await read(`/api/v1/products/${(await createProduct()).id}`), token: t.admin.token }),
-  '/users/{id}': async () => {
+  [`${API_PREFIX}/products/{id}`]: async () => ({ representation: await read(`/api/v1/products/${(await createProduct()).id}`), token: t.admin.token }),
+  [`${API_PREFIX}/users/{id}`]: async () => {
     const user = await t.createUser();
     return { representation: await read(`/api/v1/users/${user.id}`, user.token), token: user.token };
   },
-  '/orders/{id}': async () => {
+  [`${API_PREFIX}/orders/{id}`]: async () => {
     const customer = await t.createUser();
     const order = await createOrder(customer);
     return { representation: await read(`/api/v1/orders/${order.id}`, customer.token), token: customer.token };
@@ -607,9 +1009,108 @@ describe('a PUT body schema accepts the representation a GET returns, read-only 
   }
 });
 
+// ---------------------------------------------------------------------------------------------
+// Generic probes: the statuses every operation of a kind can answer, from its documented shape.
+
+const hasIntParameter = (op: DocumentedOperation, where: 'path' | 'query') =>
+  parametersOf(op).find((p) => p.in === where && p.schema?.type === 'integer');
+
+/** The same call with every path parameter naming nothing. */
+function unknownParams(op: DocumentedOperation, call: Call): Call {
+  const params = Object.fromEntries(
+    parametersOf(op)
+      .filter((p) => p.in === 'path')
+      .map((p) => [p.name, p.schema?.type === 'integer' ? UNKNOWN_ID : 'no-such-thing']),
+  );
+  return { ...call, params, token: t.admin.token };
+}
+
+type Probe = (op: DocumentedOperation, call: Call) => Promise<Call | undefined> | Call | undefined;
+
+const genericProbes: Record<number, Probe> = {
+  400: (op, call) => {
+    if (op.operation.requestBody) return { ...call, body: undefined, rawBody: '{"unterminated": ' };
+    const path = hasIntParameter(op, 'path');
+    if (path) return { ...call, params: { ...call.params, [path.name]: 'abc' } };
+    const query = hasIntParameter(op, 'query');
+    if (query) return { ...call, query: { ...call.query, [query.name]: 'abc' } };
+    if (parametersOf(op).some((p) => p.name === 'Idempotency-Key')) return { ...call, headers: { ...call.headers, 'idempotency-key': 'not a key' } };
+    return undefined;
+  },
+  401: (_op, call) => ({ ...call, token: 'not-a-token' }),
+  403: async (op, call) => (op.operation.security?.some((s) => 'oauth2' in s) ? { ...call, token: await t.serviceToken([]) } : undefined),
+  404: (op, call) => (parametersOf(op).some((p) => p.in === 'path') ? unknownParams(op, call) : undefined),
+  406: (_op, call) => ({ ...call, headers: { ...call.headers, accept: 'text/html' } }),
+  412: (op, call) => (parametersOf(op).some((p) => p.name === 'If-Match') ? { ...call, headers: { ...call.headers, 'if-match': '"stale"' } } : undefined),
+  413: (op, call) => (op.operation.requestBody ? { ...call, body: undefined, rawBody: JSON.stringify({ padding: 'x'.repeat(1024 * 1024 + 16) }) } : undefined),
+  415: (op, call) => (op.operation.requestBody ? { ...call, body: undefined, rawBody: 'plain text', contentType: 'text/plain' } : undefined),
+  422: async (op, call) => {
+    if (parametersOf(op).some((p) => p.in === 'query' && p.name === 'limit')) return { ...call, query: { ...call.query, limit: 500 } };
+    if (op.operation.requestBody && !Array.isArray(call.body)) return { ...call, body: { ...(call.body as object), zz_unknown_member: 1 } };
+    if (parametersOf(op).some((p) => p.name === 'Idempotency-Key')) {
+      // The same key for another request (here: another resource in the path).
+      const key = `mismatch-${op.operationId}-${Date.now()}`;
+      const first = await send(op, { ...call, headers: { ...call.headers, 'idempotency-key': key } });
+      expect(first.statusCode, first.body).toBeLessThan(300);
+      const walk = walks[op.operationId];
+      const other = walk ? await walk.success() : call;
+      return { ...other, headers: { ...other.headers, 'idempotency-key': key } };
+    }
+    return undefined;
+  },
+};
+
+// Apps on the same database for the statuses a healthy app does not answer: one whose limit is
+// spent (429), and one whose database fails (500 for an error no mapping knows, 503 for a lost
+// connection). Neither closes the shared database.
+const shared: Database = { ...t.database, close: async () => {} };
+const limited = await buildApp({ database: shared, tokens: t.tokens, rateLimit: { max: 1, timeWindow: '1 minute' } });
+let failure: Error | undefined;
+const failing: Database = {
+  ...shared,
+  db: new Proxy(t.db, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (failure) throw failure;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  }),
+  ping: async (timeoutMs) => {
+    if (failure?.message === 'boom') throw failure;
+    return failure ? false : t.database.ping(timeoutMs);
+  },
+};
+const broken = await buildApp({ database: failing, tokens: t.tokens, rateLimit: { max: 1_000_000, timeWindow: '1 minute' } });
+await Promise.all([limited.ready(), broken.ready()]);
+afterAll(async () => {
+  await limited.close();
+  await broken.close();
+});
+// Spends the anonymous (per address) budget of the limited app.
+await limited.inject({ method: 'GET', url: '/api/health' });
+
+async function answerOfFailingDatabase(op: DocumentedOperation, call: Call, error: Error): Promise<LightMyRequestResponse> {
+  failure = error;
+  try {
+    return await send(op, call, broken);
+  } finally {
+    failure = undefined;
+  }
+}
+
+const special: Record<number, (op: DocumentedOperation, call: Call) => Promise<LightMyRequestResponse>> = {
+  // Anonymous, so the spent per-address budget applies whatever the operation needs.
+  429: (op, call) => send(op, { ...call, token: undefined }, limited),
+  500: (op, call) => answerOfFailingDatabase(op, call, new Error('boom')),
+  503: (op, call) => answerOfFailingDatabase(op, call, Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })),
+};
+
 describe('every documented operation answers as documented when called for real', () => {
   for (const op of operations) {
-    describe(`${op.method} ${op.server}${op.path} (${op.operationId})`, () => {
+    describe(`${op.method} ${op.path} (${op.operationId})`, () => {
       it('has an entry in the walk table (add one when adding an operation)', () => {
         expect(walks[op.operationId], `no walk for ${op.operationId}`).toBeDefined();
       });
@@ -642,7 +1143,8 @@ describe('every documented operation answers as documented when called for real'
           expect(etag, 'a GET answers an ETag').toEqual(expect.any(String));
           const again = await send(op, { ...call, headers: { ...call.headers, 'if-none-match': String(etag) } });
           expect(again.statusCode).toBe(304);
-          expectDocumentedResponse(op, again);
+          const notModified = expectDocumentedResponse(op, again);
+          for (const name of Object.keys(notModified?.headers ?? {})) expect(again.headers[name.toLowerCase()], `304 header ${name}`).toBeDefined();
         }
       });
 
@@ -653,6 +1155,48 @@ describe('every documented operation answers as documented when called for real'
         const res = await send(op, call);
         expect(res.statusCode, res.body).toBe(status);
         expect(mediaTypeOf(res)).toBe('application/problem+json');
+        expectDocumentedResponse(op, res);
+      });
+
+      if (isReplay(op, '200')) {
+        it('a repeated request with its Idempotency-Key answers the documented 200 replay', async () => {
+          const walk = walks[op.operationId];
+          if (!walk) throw new Error(`no walk for ${op.operationId}`);
+          const call = await walk.success();
+          const keyed = { ...call, headers: { ...call.headers, 'idempotency-key': `replay-${op.operationId}-${Date.now()}` } };
+          expect((await send(op, keyed)).statusCode).toBeLessThan(300);
+          const replay = await send(op, keyed);
+          expect(replay.statusCode, replay.body).toBe(200);
+          expect(replay.headers['idempotent-replayed']).toBe('true');
+          expectDocumentedResponse(op, replay);
+        });
+      }
+
+      const failures = Object.keys(op.operation.responses).filter((code) => /^[45]\d\d$/.test(code));
+      it.each(failures)('documented status %s is reached by a real request, its body as documented', async (code) => {
+        const status = Number(code);
+        const slugs = slugsOf(op.operation.responses[code]);
+        const walk = walks[op.operationId];
+        if (!walk) throw new Error(`no walk for ${op.operationId}`);
+        let res: LightMyRequestResponse | undefined;
+        const own = reach[op.operationId]?.[status];
+        const { status: failing, ...failure } = await walk.failure();
+        if (own) {
+          res = await send(op, await own());
+        } else if (failing === status) {
+          res = await send(op, failure);
+        } else if (special[status]) {
+          res = await special[status](op, await walk.success());
+        } else {
+          const probe = await genericProbes[status]?.(op, await walk.success());
+          if (probe) res = await send(op, probe);
+        }
+        if (res === undefined) {
+          const elsewhere = slugs.map((slug) => REACHED_ELSEWHERE[slug]);
+          expect(elsewhere.every((where) => where !== undefined), `no probe reaches ${op.operationId} ${code} (${slugs.join(', ')}): add one to \`reach\``).toBe(true);
+          return;
+        }
+        expect(res.statusCode, res.body).toBe(status);
         expectDocumentedResponse(op, res);
       });
     });

@@ -41,7 +41,7 @@ export const ordersRouter = router({
   replace: writer
     .meta({
       openapi: { method: 'PUT', path: '/orders/{id}', tags, summary: 'Replace an order (full representation)', description: 'Replaces an order with its full representation: omitted optional fields become empty (`items` [], `address` and `discount_code` null). `status` moves the order through the state machine (409 `invalid-state-transition` with `allowed` otherwise). Items, customer and currency change only in draft, the address until the order ships. Read-only fields sent back are ignored.' },
-      rest: { kind: 'item', problems: [...writeProblems] },
+      rest: { kind: 'item', problems: [...writeProblems, 'forbidden'] },
     })
     .input(OrderReplace)
     .output(Order)
@@ -57,7 +57,7 @@ export const ordersRouter = router({
         description: 'Changes some fields of an order: a merge patch (RFC 7396) or a JSON Patch (RFC 6902, all six operations). The patched order must be a valid PUT body and follows the same rules.',
         contentTypes: ['application/merge-patch+json', 'application/json-patch+json', 'application/json'],
       },
-      rest: { kind: 'item', patch: true, problems: [...writeProblems] },
+      rest: { kind: 'item', patch: true, problems: [...writeProblems, 'forbidden'] },
     })
     .input(OrderPatch)
     .output(Order)
