@@ -232,8 +232,9 @@ export async function findUserByEmail({ db, email }: { db: Db; email: string }):
   return row;
 }
 
-// Verified against when no user has the email, so that answer costs the same scrypt work as a wrong password.
-let absentUserHash: Promise<string> | undefined;
+// Verified against when no user has the email, so that answer costs the same scrypt work as a wrong
+// password. Made at start (off the event loop), so not even the first such answer takes longer.
+const absentUserHash = hashPassword('no user has this email');
 
 /**
  * The user with this email (any case) and password, else undefined: a sign-in. Whether the email
@@ -242,7 +243,7 @@ let absentUserHash: Promise<string> | undefined;
 export async function verifyCredentials({ db, email, password }: { db: Db; email: string; password: string }): Promise<UserRecord | undefined> {
   const [row] = await db.select({ ...userColumns, passwordHash: users.passwordHash }).from(users).where(byEmail(email));
   if (!row) {
-    await verifyPassword(password, await (absentUserHash ??= hashPassword('no user has this email')));
+    await verifyPassword(password, await absentUserHash);
     return undefined;
   }
   const { passwordHash, ...user } = row;
