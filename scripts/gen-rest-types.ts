@@ -25,11 +25,21 @@ const header = `/**
  */
 `;
 
+/** A media type object (it has a `schema`) without its `example`; anything else as it is. */
+function withoutMediaExample(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || !('schema' in value) || !('example' in value)) return value;
+  const media: Record<string, unknown> = { ...value };
+  delete media.example;
+  return media;
+}
+
 export async function generateRestTypes(): Promise<string> {
   const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
   const document = buildOpenApiDocument(appRouter, version);
-  // openapi-typescript reads a plain JSON document: drop anything JSON would not carry.
-  const json = JSON.parse(JSON.stringify(document)) as Parameters<typeof openapiTS>[0];
+  // openapi-typescript reads a plain JSON document: drop anything JSON would not carry, and the
+  // request and response examples, which would repeat whole bodies in comments of every operation
+  // (schemas keep their own examples; the docs page shows the rest).
+  const json = JSON.parse(JSON.stringify(document), (_key, value: unknown) => withoutMediaExample(value)) as Parameters<typeof openapiTS>[0];
   const ast = await openapiTS(json, { silent: true });
   return header + astToString(ast);
 }

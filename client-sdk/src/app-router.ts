@@ -34,8 +34,13 @@ export type ProblemSlug =
   | "gone"
   | "idempotency-key-in-use"
   | "idempotency-key-mismatch"
+  | "insufficient-scope"
   | "insufficient-stock"
   | "internal-error"
+  | "invalid-client"
+  | "invalid-grant"
+  | "invalid-request"
+  | "invalid-scope"
   | "invalid-state-transition"
   | "malformed-request"
   | "method-not-allowed"
@@ -49,6 +54,8 @@ export type ProblemSlug =
   | "request-timeout"
   | "service-unavailable"
   | "unauthorized"
+  | "unauthorized-client"
+  | "unsupported-grant-type"
   | "unsupported-media-type"
   | "validation-error";
 
@@ -108,7 +115,7 @@ export type AppRouter = TRPCBuiltRouter<
           limit?: number | undefined;
           category?: string | undefined;
           sort?: string | undefined;
-        };
+        } | undefined;
         output: {
           data: {
             id: number;
@@ -136,8 +143,8 @@ export type AppRouter = TRPCBuiltRouter<
           category: string;
           price: number;
           id: number;
-          created_at?: unknown;
-          updated_at?: unknown;
+          created_at?: string | undefined;
+          updated_at?: string | undefined;
           description?: string | null | undefined;
           currency?: string | undefined;
           stock?: number | undefined;
@@ -204,7 +211,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           page?: number | undefined;
           limit?: number | undefined;
-        };
+        } | undefined;
         output: {
           data: {
             id: number;
@@ -228,8 +235,8 @@ export type AppRouter = TRPCBuiltRouter<
           id: number;
           password?: string | undefined;
           current_password?: string | undefined;
-          created_at?: unknown;
-          updated_at?: unknown;
+          created_at?: string | undefined;
+          updated_at?: string | undefined;
           role?: "customer" | "admin" | undefined;
         };
         output: {
@@ -282,10 +289,30 @@ export type AppRouter = TRPCBuiltRouter<
           created_at: string;
           updated_at: string;
           _links: {
-            [key: string]: {
+            self: {
               href: string;
-              method: string;
+              method: "GET" | "POST";
             };
+            confirm?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            cancel?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            pay?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            "send-to-fulfillment"?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            fulfillments?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
           };
         };
         meta: object;
@@ -312,10 +339,30 @@ export type AppRouter = TRPCBuiltRouter<
           created_at: string;
           updated_at: string;
           _links: {
-            [key: string]: {
+            self: {
               href: string;
-              method: string;
+              method: "GET" | "POST";
             };
+            confirm?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            cancel?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            pay?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            "send-to-fulfillment"?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            fulfillments?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
           };
         };
         meta: object;
@@ -326,7 +373,7 @@ export type AppRouter = TRPCBuiltRouter<
           page?: number | undefined;
           limit?: number | undefined;
           status?: string | undefined;
-        };
+        } | undefined;
         output: {
           data: {
             id: number;
@@ -345,10 +392,30 @@ export type AppRouter = TRPCBuiltRouter<
             created_at: string;
             updated_at: string;
             _links: {
-              [key: string]: {
+              self: {
                 href: string;
-                method: string;
+                method: "GET" | "POST";
               };
+              confirm?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+              cancel?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+              pay?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+              "send-to-fulfillment"?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+              fulfillments?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
             };
           }[];
           page: number;
@@ -365,17 +432,42 @@ export type AppRouter = TRPCBuiltRouter<
           items?: {
             product_id: number;
             quantity: number;
-            unit_price?: unknown;
-            line_total?: unknown;
+            unit_price?: number | undefined;
+            line_total?: number | undefined;
           }[] | undefined;
           address?: string | null | undefined;
           discount_code?: string | null | undefined;
           currency?: string | undefined;
           status?: string | undefined;
-          total?: unknown;
-          created_at?: unknown;
-          updated_at?: unknown;
-          _links?: unknown;
+          total?: number | undefined;
+          created_at?: string | undefined;
+          updated_at?: string | undefined;
+          _links?: {
+            self: {
+              href: string;
+              method: "GET" | "POST";
+            };
+            confirm?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            cancel?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            pay?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            "send-to-fulfillment"?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            fulfillments?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+          } | undefined;
         };
         output: {
           id: number;
@@ -394,10 +486,30 @@ export type AppRouter = TRPCBuiltRouter<
           created_at: string;
           updated_at: string;
           _links: {
-            [key: string]: {
+            self: {
               href: string;
-              method: string;
+              method: "GET" | "POST";
             };
+            confirm?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            cancel?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            pay?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            "send-to-fulfillment"?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            fulfillments?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
           };
         };
         meta: object;
@@ -407,7 +519,60 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           id: number;
           format: "merge-patch" | "json-patch";
-          document: unknown;
+          document: {
+            customer_id?: number | undefined;
+            items?: {
+              product_id: number;
+              quantity: number;
+              unit_price?: number | undefined;
+              line_total?: number | undefined;
+            }[] | undefined;
+            address?: string | null | undefined;
+            discount_code?: string | null | undefined;
+            currency?: string | undefined;
+            status?: string | undefined;
+            id?: number | undefined;
+            total?: number | undefined;
+            created_at?: string | undefined;
+            updated_at?: string | undefined;
+            _links?: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              confirm?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+              cancel?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+              pay?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+              "send-to-fulfillment"?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+              fulfillments?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            } | undefined;
+          } | ({
+            op: "replace" | "add" | "test";
+            path: string;
+            value: unknown;
+          } | {
+            op: "remove";
+            path: string;
+          } | {
+            op: "move" | "copy";
+            from: string;
+            path: string;
+          })[];
         };
         output: {
           id: number;
@@ -426,10 +591,30 @@ export type AppRouter = TRPCBuiltRouter<
           created_at: string;
           updated_at: string;
           _links: {
-            [key: string]: {
+            self: {
               href: string;
-              method: string;
+              method: "GET" | "POST";
             };
+            confirm?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            cancel?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            pay?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            "send-to-fulfillment"?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            fulfillments?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
           };
         };
         meta: object;
@@ -456,10 +641,30 @@ export type AppRouter = TRPCBuiltRouter<
           created_at: string;
           updated_at: string;
           _links: {
-            [key: string]: {
+            self: {
               href: string;
-              method: string;
+              method: "GET" | "POST";
             };
+            confirm?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            cancel?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            pay?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            "send-to-fulfillment"?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            fulfillments?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
           };
         };
         meta: object;
@@ -486,10 +691,30 @@ export type AppRouter = TRPCBuiltRouter<
           created_at: string;
           updated_at: string;
           _links: {
-            [key: string]: {
+            self: {
               href: string;
-              method: string;
+              method: "GET" | "POST";
             };
+            confirm?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            cancel?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            pay?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            "send-to-fulfillment"?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+            fulfillments?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
           };
         };
         meta: object;
@@ -544,7 +769,7 @@ export type AppRouter = TRPCBuiltRouter<
           page?: number | undefined;
           limit?: number | undefined;
           order_id?: number | undefined;
-        };
+        } | undefined;
         output: {
           data: {
             id: number;
@@ -635,6 +860,82 @@ export type AppRouter = TRPCBuiltRouter<
           limit: number;
           has_more: boolean;
         };
+        meta: object;
+      }>;
+    };
+    clients: {
+      /** Register an OAuth client (admin): `POST /api/v1/clients` */
+      create: TRPCMutationProcedure<{
+        input: {
+          name: string;
+          grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
+          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage")[];
+          redirect_uris?: string[] | undefined;
+          first_party?: boolean | undefined;
+          confidential?: boolean | undefined;
+        };
+        output: {
+          name: string;
+          redirect_uris: string[];
+          grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
+          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage")[];
+          first_party: boolean;
+          confidential: boolean;
+          created_at: string;
+          updated_at: string;
+          client_id: string;
+          client_secret?: string | undefined;
+        };
+        meta: object;
+      }>;
+      /** List OAuth clients, newest first (admin): `GET /api/v1/clients` */
+      list: TRPCQueryProcedure<{
+        input: {
+          page?: number | undefined;
+          limit?: number | undefined;
+        };
+        output: {
+          data: {
+            name: string;
+            redirect_uris: string[];
+            grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
+            scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage")[];
+            first_party: boolean;
+            confidential: boolean;
+            created_at: string;
+            updated_at: string;
+            client_id: string;
+          }[];
+          page: number;
+          limit: number;
+          has_more: boolean;
+        };
+        meta: object;
+      }>;
+      /** Read an OAuth client (admin): `GET /api/v1/clients/{client_id}` */
+      get: TRPCQueryProcedure<{
+        input: {
+          client_id: string;
+        };
+        output: {
+          name: string;
+          redirect_uris: string[];
+          grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
+          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage")[];
+          first_party: boolean;
+          confidential: boolean;
+          created_at: string;
+          updated_at: string;
+          client_id: string;
+        };
+        meta: object;
+      }>;
+      /** Delete an OAuth client (admin): `DELETE /api/v1/clients/{client_id}` */
+      delete: TRPCMutationProcedure<{
+        input: {
+          client_id: string;
+        };
+        output: void;
         meta: object;
       }>;
     };

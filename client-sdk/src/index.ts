@@ -16,6 +16,7 @@ import {
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import { observable } from '@trpc/server/observable';
 import type { AppRouter, ErrorShape, ProblemSlug } from './app-router.js';
+import type { components } from './rest-types.js';
 
 export type { AppRouter, ProblemSlug };
 
@@ -23,6 +24,18 @@ export type { AppRouter, ProblemSlug };
 export type Problem = ErrorShape['data']['problem'];
 /** One entry of `problem.errors` (400 and 422): the field, dotted (`items.0.quantity`), and what is wrong. */
 export type FieldError = NonNullable<Problem['errors']>[number];
+
+/** `invalid-state-transition` -> `InvalidStateTransition`. */
+type Pascal<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Capitalize<Head>}${Pascal<Tail>}` : Capitalize<S>;
+type ProblemSchemas = components['schemas'];
+type MembersOf<S extends string> = `${Pascal<S>}Problem` extends keyof ProblemSchemas ? ProblemSchemas[`${Pascal<S>}Problem`] : unknown;
+
+/**
+ * The problem of one slug, with the members it carries beside the RFC 9457 ones, as the OpenAPI
+ * document describes them: `ProblemOf<'invalid-state-transition'>` has `allowed`,
+ * `current_status` and `requested_status`; `ProblemOf<'validation-error'>` has `errors`.
+ */
+export type ProblemOf<S extends ProblemSlug> = Problem & { type: `/problems/${S}` } & MembersOf<S>;
 
 /** Inputs of every procedure: `RouterInputs['products']['create']`. */
 export type RouterInputs = inferRouterInputs<AppRouter>;
@@ -56,10 +69,10 @@ export type OrderServiceClientOptions = BaseOptions &
   );
 
 /** Any error the service answered: the tRPC error, plus the problem details it carried. */
-export class OrderServiceError extends TRPCClientError<AppRouter> {
-  readonly problem: Problem;
+export class OrderServiceError<P extends Problem = Problem> extends TRPCClientError<AppRouter> {
+  readonly problem: P;
 
-  constructor(error: TRPCClientError<AppRouter>, problem: Problem) {
+  constructor(error: TRPCClientError<AppRouter>, problem: P) {
     super(error.message, { result: error.shape ? { error: error.shape } : null, cause: error.cause, meta: error.meta });
     // TRPCClientError resets the prototype to its own; a subclass must set it back.
     Object.setPrototypeOf(this, new.target.prototype);
@@ -74,10 +87,13 @@ export class OrderServiceError extends TRPCClientError<AppRouter> {
 }
 
 /**
- * Whether `error` is a problem the service answered, and, given a slug, whether it is that one:
- * `if (isProblem(error, 'validation-error')) error.problem.errors` is typed.
+ * Whether `error` is a problem the service answered, and, given a slug, whether it is that one,
+ * narrowed to that problem's members: `if (isProblem(error, 'invalid-state-transition'))
+ * error.problem.allowed` is the list of statuses the order may move to.
  */
-export function isProblem(error: unknown, slug?: ProblemSlug): error is OrderServiceError {
+export function isProblem(error: unknown): error is OrderServiceError;
+export function isProblem<S extends ProblemSlug>(error: unknown, slug: S): error is OrderServiceError<ProblemOf<S>>;
+export function isProblem(error: unknown, slug?: ProblemSlug): boolean {
   return error instanceof OrderServiceError && (slug === undefined || error.problem.type === `/problems/${slug}`);
 }
 

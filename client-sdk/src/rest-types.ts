@@ -6,17 +6,27 @@
  * document; do not edit. A test fails while it is stale.
  */
 export interface paths {
-    "/products": {
+    "/api/v1/products": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** List products */
+        /**
+         * List products
+         * @description The catalogue, paged (`page`, `limit`), filtered by exact `category` and sorted by `sort` (default `id`; every sort ends with `id`, so pages never overlap). Archived products are left out; the `Link` header names the next and previous pages.
+         *
+         *     **Access:** public; a token is optional (an invalid or expired one is still refused with 401).
+         */
         get: operations["products-list"];
         put?: never;
-        /** Create a product (admin) */
+        /**
+         * Create a product (admin)
+         * @description Adds a product to the catalogue. `sku` must be unique (409 `duplicate-resource`); `price` is in minor units of `currency` (default USD); `stock` defaults to 0. Answers 201 with `Location`.
+         *
+         *     **Access:** admins or service clients, with a token granting `products:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         post: operations["products-create"];
         delete?: never;
         options?: never;
@@ -24,36 +34,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/products/{id}": {
+    "/api/v1/products/{id}": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Read a product */
+        /**
+         * Read a product
+         * @description A product of the catalogue, cacheable for 60 s (`ETag`, `Last-Modified`; 304 on `If-None-Match`). An archived product is 410 Gone.
+         *
+         *     **Access:** public; a token is optional (an invalid or expired one is still refused with 401).
+         */
         get: operations["products-get"];
-        /** Replace a product (admin) */
+        /**
+         * Replace a product (admin)
+         * @description Replaces a product with its full representation: omitted optional fields take their defaults (`description` null, `currency` USD, `stock` 0). Read-only fields sent back (GET-modify-PUT) are ignored; `If-Match` guards against lost updates (412).
+         *
+         *     **Access:** admins or service clients, with a token granting `products:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         put: operations["products-replace"];
         post?: never;
-        /** Archive a product (admin) */
+        /**
+         * Archive a product (admin)
+         * @description Archives the product: orders keep referring to it, but it leaves listings, `GET` answers 410 and new order items naming it are 422. A repeated DELETE is 404.
+         *
+         *     **Access:** admins or service clients, with a token granting `products:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         delete: operations["products-delete"];
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/users": {
+    "/api/v1/users": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** List users (admin) */
+        /**
+         * List users (admin)
+         * @description Every user, paged. For admins and service clients.
+         *
+         *     **Access:** admins or service clients, with a token granting `users:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         get: operations["users-list"];
         put?: never;
-        /** Register a customer (no token) or create any user (admin) */
+        /**
+         * Register a customer (no token) or create any user (admin)
+         * @description Without a token, registers a customer (a `role` other than `customer` is 403). With an admin token, creates a user of any role (an admin token limited by a `scope` claim needs `users:write`). The email is unique whatever its case (409 `duplicate-resource`); the password is stored as a salted scrypt hash and never returned.
+         *
+         *     **Access:** public; a token is optional (an invalid or expired one is still refused with 401).
+         */
         post: operations["users-create"];
         delete?: never;
         options?: never;
@@ -61,36 +96,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/users/{id}": {
+    "/api/v1/users/{id}": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Read a user (yourself, or any as admin) */
+        /**
+         * Read a user (yourself, or any as admin)
+         * @description A user. Customers read only themselves (another id is 404); admins and service clients read anyone.
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `users:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         get: operations["users-get"];
-        /** Replace a user (yourself, or any as admin) */
+        /**
+         * Replace a user (yourself, or any as admin)
+         * @description Replaces a user. Without `password` the password is kept; changing your own email or password needs `current_password` (422 when absent or wrong). Only an admin changes a role, and the last admin cannot be demoted (409 `conflict`). Read-only fields sent back are ignored.
+         *
+         *     **Access:** customers or admins, with a token granting `users:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         put: operations["users-replace"];
         post?: never;
-        /** Delete a user without orders */
+        /**
+         * Delete a user without orders
+         * @description Deletes a user who has no orders (409 `conflict` otherwise, and for the last admin). Customers delete only themselves.
+         *
+         *     **Access:** customers or admins, with a token granting `users:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         delete: operations["users-delete"];
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/orders": {
+    "/api/v1/orders": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** List orders, newest first (customers: their own) */
+        /**
+         * List orders, newest first (customers: their own)
+         * @description Orders, newest first, paged; customers see only their own. `status` filters by a status (any case, or an upper-case alias) or `active` (confirmed, paid, shipped, delivered).
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         get: operations["orders-list"];
         put?: never;
-        /** Create a draft order */
+        /**
+         * Create a draft order
+         * @description Creates a draft order. Each item captures its product's current price (`unit_price`, `line_total`; `total` is their sum). A customer orders for themself (`customer_id` omitted or their own id; another is 403); admins and service clients name the customer. An unknown or archived product is 422 naming the item.
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         post: operations["orders-create"];
         delete?: never;
         options?: never;
@@ -98,27 +158,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/orders/{id}": {
+    "/api/v1/orders/{id}": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Read an order */
+        /**
+         * Read an order
+         * @description An order with its items, totals and the `_links` its status allows. Customers see only their own orders (another's is 404).
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         get: operations["orders-get"];
-        /** Replace an order (full representation) */
+        /**
+         * Replace an order (full representation)
+         * @description Replaces an order with its full representation: omitted optional fields become empty (`items` [], `address` and `discount_code` null). `status` moves the order through the state machine (409 `invalid-state-transition` with `allowed` otherwise). Items, customer and currency change only in draft, the address until the order ships. Read-only fields sent back are ignored.
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         put: operations["orders-replace"];
         post?: never;
-        /** Delete an order without payment (releases stock) */
+        /**
+         * Delete an order without payment (releases stock)
+         * @description Deletes an order that has no payment, releasing its reserved stock; with a payment it is 409 `order-has-payment`. A repeated DELETE is 404.
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         delete: operations["orders-delete"];
         options?: never;
         head?: never;
-        /** Patch an order (merge patch or JSON Patch) */
+        /**
+         * Patch an order (merge patch or JSON Patch)
+         * @description Changes some fields of an order: a merge patch (RFC 7396) or a JSON Patch (RFC 6902, all six operations). The patched order must be a valid PUT body and follows the same rules.
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         patch: operations["orders-patch"];
         trace?: never;
     };
-    "/orders/{id}/confirm": {
+    "/api/v1/orders/{id}/confirm": {
         parameters: {
             query?: never;
             header?: never;
@@ -127,7 +207,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Confirm a draft order (reserves stock) */
+        /**
+         * Confirm a draft order (reserves stock)
+         * @description Moves a draft order to confirmed. It needs at least one item and an address (422 names what is missing) and reserves stock for every line or for none (409 `insufficient-stock`).
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         post: operations["orders-confirm"];
         delete?: never;
         options?: never;
@@ -135,7 +220,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/orders/{id}/cancel": {
+    "/api/v1/orders/{id}/cancel": {
         parameters: {
             query?: never;
             header?: never;
@@ -144,7 +229,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a draft or confirmed order (releases stock) */
+        /**
+         * Cancel a draft or confirmed order (releases stock)
+         * @description Cancels a draft or confirmed order and releases its reserved stock. From any other status it is 409 `invalid-state-transition`.
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         post: operations["orders-cancel"];
         delete?: never;
         options?: never;
@@ -152,17 +242,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/payments": {
+    "/api/v1/payments": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** List payments, newest first (customers: their own) */
+        /**
+         * List payments, newest first (customers: their own)
+         * @description Payments, newest first, paged; customers see only their own, and `order_id` narrows the list to one order. Never cached.
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         get: operations["payments-list"];
         put?: never;
-        /** Pay a confirmed order (the order becomes paid) */
+        /**
+         * Pay a confirmed order (the order becomes paid)
+         * @description Pays a confirmed order: `amount` must equal its total (422 otherwise) and the order becomes paid. An order that is not confirmed (a paid one included) is 409 `invalid-state-transition`. Send an `Idempotency-Key` so that a retry never pays twice.
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `payments:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         post: operations["payments-create"];
         delete?: never;
         options?: never;
@@ -170,14 +270,19 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/payments/{id}": {
+    "/api/v1/payments/{id}": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Read a payment (customers: of their own orders) */
+        /**
+         * Read a payment (customers: of their own orders)
+         * @description A payment. Customers read the payments of their own orders (another's is 404). Never cached.
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         get: operations["payments-get"];
         put?: never;
         post?: never;
@@ -187,7 +292,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/orders/{id}/send-to-fulfillment": {
+    "/api/v1/orders/{id}/send-to-fulfillment": {
         parameters: {
             query?: never;
             header?: never;
@@ -196,7 +301,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a paid order to fulfillment (a requested fulfillment) */
+        /**
+         * Send a paid order to fulfillment (a requested fulfillment)
+         * @description Sends a paid order to fulfillment: a `requested` fulfillment, answered 202 with its `Location`. A second request while one is open is 409 `conflict`; an order that is not paid is 409 `invalid-state-transition`.
+         *
+         *     **Access:** admins or service clients, with a token granting `fulfillments:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         post: operations["fulfillments-request"];
         delete?: never;
         options?: never;
@@ -204,17 +314,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/orders/{id}/fulfillments": {
+    "/api/v1/orders/{id}/fulfillments": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** List an order's fulfillments, newest first */
+        /**
+         * List an order's fulfillments, newest first
+         * @description An order's fulfillments, newest first, paged; an order without any lists none.
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         get: operations["fulfillments-list"];
         put?: never;
-        /** Ship a paid order (records a shipped fulfillment; the order becomes shipped) */
+        /**
+         * Ship a paid order (records a shipped fulfillment; the order becomes shipped)
+         * @description Records the shipment of a paid order with its carrier and tracking number; the order becomes shipped. An open requested fulfillment becomes the shipped one (same id); otherwise a new one is recorded. 201 with `Location` either way.
+         *
+         *     **Access:** admins or service clients, with a token granting `fulfillments:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         post: operations["fulfillments-create"];
         delete?: never;
         options?: never;
@@ -222,14 +342,19 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/orders/{id}/fulfillments/{fulfillmentId}": {
+    "/api/v1/orders/{id}/fulfillments/{fulfillmentId}": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Read one of an order's fulfillments */
+        /**
+         * Read one of an order's fulfillments
+         * @description One fulfillment of an order. Customers read the fulfillments of their own orders (another's is 404).
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
         get: operations["fulfillments-get"];
         put?: never;
         post?: never;
@@ -239,14 +364,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/health": {
+    "/api/v1/clients": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Health check (GET /api/health) */
+        /**
+         * List OAuth clients, newest first (admin)
+         * @description Every registered client, the built-in ones included; secrets are never listed.
+         *
+         *     **Access:** admins, with a token granting `clients:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        get: operations["clients-list"];
+        put?: never;
+        /**
+         * Register an OAuth client (admin)
+         * @description Registers an OAuth 2.0 client of the authorization server under `/oauth`. A confidential client gets a `client_secret` in this answer only: the service keeps just a hash of it, and neither GET nor an `Idempotency-Key` replay shows it again. The grant types must fit the client: `authorization_code` needs redirect URIs, `password` a first-party client, `client_credentials` a confidential one, `refresh_token` one of the grants that issue refresh tokens.
+         *
+         *     **Access:** admins, with a token granting `clients:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        post: operations["clients-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clients/{client_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an OAuth client (admin)
+         * @description A registered client, without its secret.
+         *
+         *     **Access:** admins, with a token granting `clients:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        get: operations["clients-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an OAuth client (admin)
+         * @description Removes the client with its authorization codes and refresh tokens, so nothing it was issued can be renewed; access tokens already issued expire on their own (15 minutes by default). A built-in client (`order-service-docs`, `order-service-dev`) comes back at the next start.
+         *
+         *     **Access:** admins, with a token granting `clients:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        delete: operations["clients-delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Health check
+         * @description Whether the service and its database answer: 200 `ok` (or `degraded` when only the rate-limit store is down), 503 when the database does not answer or the service is shutting down. Never cached.
+         *
+         *     **Access:** public; a token is optional (an invalid or expired one is still refused with 401).
+         */
         get: operations["health"];
         put?: never;
         post?: never;
@@ -260,11 +446,273 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description RFC 9457 problem details, the body of every 4xx and 5xx answer (`application/problem+json`). `type` names the problem: GET it for a page that explains it. */
+        Problem: {
+            /**
+             * Format: uri-reference
+             * @description URI reference `/problems/<slug>`.
+             */
+            type: string;
+            /** @description Short summary of the problem type. */
+            title: string;
+            /** @description The HTTP status. */
+            status: number;
+            /** @description What went wrong with this request. */
+            detail: string;
+            /** @description Path of the request that failed. */
+            instance?: string;
+            /** @description The `X-Request-Id` of the answer. */
+            request_id?: string;
+        };
+        FieldError: {
+            /**
+             * @description Dotted path of the field, such as `items.0.quantity` (a header or parameter by its name).
+             * @example items.0.quantity
+             */
+            field: string;
+            /** @description What is wrong with it. */
+            message: string;
+        };
+        /** @description Unauthorized (401): Credentials are absent, malformed, expired or invalid. Send `Authorization: Bearer <access token>` with a valid, unexpired token. See [/problems/unauthorized](/problems/unauthorized). */
+        UnauthorizedProblem: {
+            /** @constant */
+            type: "/problems/unauthorized";
+            /** @constant */
+            status: 401;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Not acceptable (406): The `Accept` header excludes JSON, the only representation this service produces. See [/problems/not-acceptable](/problems/not-acceptable). */
+        NotAcceptableProblem: {
+            /** @constant */
+            type: "/problems/not-acceptable";
+            /** @constant */
+            status: 406;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Too many requests (429): The rate limit is exceeded. Wait the number of seconds in `Retry-After`. See [/problems/rate-limited](/problems/rate-limited). */
+        RateLimitedProblem: {
+            /** @constant */
+            type: "/problems/rate-limited";
+            /** @constant */
+            status: 429;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Internal error (500): Something failed inside the service. It is logged with the request id; retrying may help. See [/problems/internal-error](/problems/internal-error). */
+        InternalErrorProblem: {
+            /** @constant */
+            type: "/problems/internal-error";
+            /** @constant */
+            status: 500;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Service unavailable (503): The service is temporarily unavailable (database down, shutting down). Retry later. See [/problems/service-unavailable](/problems/service-unavailable). */
+        ServiceUnavailableProblem: {
+            /** @constant */
+            type: "/problems/service-unavailable";
+            /** @constant */
+            status: 503;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Malformed request (400): The request could not be parsed: malformed JSON, a missing or invalid header, or a path or query parameter of the wrong type. See [/problems/malformed-request](/problems/malformed-request). */
+        MalformedRequestProblem: {
+            /** @constant */
+            type: "/problems/malformed-request";
+            /** @constant */
+            status: 400;
+            /** @description One entry per bad field. */
+            errors?: components["schemas"]["FieldError"][];
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Validation failed (422): The body is well-formed JSON but one or more values fail validation. The `errors` array names each field with a message. See [/problems/validation-error](/problems/validation-error). */
+        ValidationErrorProblem: {
+            /** @constant */
+            type: "/problems/validation-error";
+            /** @constant */
+            status: 422;
+            /** @description One entry per bad field. */
+            errors: components["schemas"]["FieldError"][];
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Payload too large (413): The request body is larger than the limit (1 MiB by default). See [/problems/payload-too-large](/problems/payload-too-large). */
+        PayloadTooLargeProblem: {
+            /** @constant */
+            type: "/problems/payload-too-large";
+            /** @constant */
+            status: 413;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Unsupported media type (415): The body has a Content-Type the operation does not accept. `Accept-Post` or `Accept-Patch` lists the accepted types. See [/problems/unsupported-media-type](/problems/unsupported-media-type). */
+        UnsupportedMediaTypeProblem: {
+            /** @constant */
+            type: "/problems/unsupported-media-type";
+            /** @constant */
+            status: 415;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Insufficient scope (403): The access token is valid but does not grant the scope this operation needs (RFC 6750 section 3.1). The `scope` member and the `WWW-Authenticate` challenge name it; ask for a token with that scope. See [/problems/insufficient-scope](/problems/insufficient-scope). */
+        InsufficientScopeProblem: {
+            /** @constant */
+            type: "/problems/insufficient-scope";
+            /** @constant */
+            status: 403;
+            /**
+             * @description The scope the operation needs.
+             * @enum {string}
+             */
+            scope: "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage";
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Forbidden (403): The caller is identified but has no right to the operation. See [/problems/forbidden](/problems/forbidden). */
+        ForbiddenProblem: {
+            /** @constant */
+            type: "/problems/forbidden";
+            /** @constant */
+            status: 403;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Duplicate resource (409): A resource with the same unique value (such as a product `sku` or a user `email`) already exists. See [/problems/duplicate-resource](/problems/duplicate-resource). */
+        DuplicateResourceProblem: {
+            /** @constant */
+            type: "/problems/duplicate-resource";
+            /** @constant */
+            status: 409;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Idempotency key in use (409): A request with this Idempotency-Key is still being processed. Retry after the number of seconds in `Retry-After`. See [/problems/idempotency-key-in-use](/problems/idempotency-key-in-use). */
+        IdempotencyKeyInUseProblem: {
+            /** @constant */
+            type: "/problems/idempotency-key-in-use";
+            /** @constant */
+            status: 409;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Idempotency key reused with a different request (422): This Idempotency-Key was already used with a different method, path or body. See [/problems/idempotency-key-mismatch](/problems/idempotency-key-mismatch). */
+        IdempotencyKeyMismatchProblem: {
+            /** @constant */
+            type: "/problems/idempotency-key-mismatch";
+            /** @constant */
+            status: 422;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Not found (404): The resource or the path does not exist, or is not visible to the caller. See [/problems/not-found](/problems/not-found). */
+        NotFoundProblem: {
+            /** @constant */
+            type: "/problems/not-found";
+            /** @constant */
+            status: 404;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Gone (410): The resource existed and was removed for good (for example an archived product). See [/problems/gone](/problems/gone). */
+        GoneProblem: {
+            /** @constant */
+            type: "/problems/gone";
+            /** @constant */
+            status: 410;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Precondition failed (412): The `If-Match` header does not match the current `ETag` of the resource: it changed since you read it. See [/problems/precondition-failed](/problems/precondition-failed). */
+        PreconditionFailedProblem: {
+            /** @constant */
+            type: "/problems/precondition-failed";
+            /** @constant */
+            status: 412;
+            /** @description The resource's current entity tag. */
+            current_etag?: string;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Conflict (409): The request conflicts with the current state of the resource. See [/problems/conflict](/problems/conflict). */
+        ConflictProblem: {
+            /** @constant */
+            type: "/problems/conflict";
+            /** @constant */
+            status: 409;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Invalid state transition (409): The order cannot move from its current status to the requested one. `allowed` lists the statuses it can move to. See [/problems/invalid-state-transition](/problems/invalid-state-transition). */
+        InvalidStateTransitionProblem: {
+            /** @constant */
+            type: "/problems/invalid-state-transition";
+            /** @constant */
+            status: 409;
+            /** @description The order's status now. */
+            current_status: components["schemas"]["OrderStatus"];
+            /** @description The status asked for. */
+            requested_status: components["schemas"]["OrderStatus"];
+            /** @description Where the order can go by the same means (may be empty). */
+            allowed: components["schemas"]["OrderStatus"][];
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Insufficient stock (409): One or more order lines cannot be reserved from stock; nothing was reserved. See [/problems/insufficient-stock](/problems/insufficient-stock). */
+        InsufficientStockProblem: {
+            /** @constant */
+            type: "/problems/insufficient-stock";
+            /** @constant */
+            status: 409;
+            /** @description Products whose stock is short. */
+            product_ids: number[];
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Order has a payment (409): An order that has a payment cannot be deleted. See [/problems/order-has-payment](/problems/order-has-payment). */
+        OrderHasPaymentProblem: {
+            /** @constant */
+            type: "/problems/order-has-payment";
+            /** @constant */
+            status: 409;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description JSON Patch operations (RFC 6902), applied in order; all or none. */
+        JsonPatch: (components["schemas"]["JsonPatchAdd"] | components["schemas"]["JsonPatchRemove"] | components["schemas"]["JsonPatchReplace"] | components["schemas"]["JsonPatchMove"] | components["schemas"]["JsonPatchCopy"] | components["schemas"]["JsonPatchTest"])[];
+        /** @description Adds a value (`/items/-` appends). */
+        JsonPatchAdd: {
+            /** @constant */
+            op: "add";
+            /** @description Where to add, e.g. /address or /items/-. */
+            path: string;
+            /** @description Any JSON value, null included. */
+            value: unknown;
+        };
+        /** @description Removes a member. */
+        JsonPatchRemove: {
+            /** @constant */
+            op: "remove";
+            /** @description The member to remove. */
+            path: string;
+        };
+        /** @description Replaces an existing value. */
+        JsonPatchReplace: {
+            /** @constant */
+            op: "replace";
+            /** @description The value to replace, e.g. /items/0/quantity. */
+            path: string;
+            /** @description Any JSON value, null included. */
+            value: unknown;
+        };
+        /** @description Moves a value. */
+        JsonPatchMove: {
+            /** @constant */
+            op: "move";
+            /** @description The value to move. */
+            from: string;
+            /** @description Where to. */
+            path: string;
+        };
+        /** @description Copies a value. */
+        JsonPatchCopy: {
+            /** @constant */
+            op: "copy";
+            /** @description The value to copy. */
+            from: string;
+            /** @description Where to. */
+            path: string;
+        };
+        /** @description Fails the whole patch (409) unless the value equals `value`. */
+        JsonPatchTest: {
+            /** @constant */
+            op: "test";
+            /** @description The value to compare. */
+            path: string;
+            /** @description Any JSON value, null included. */
+            value: unknown;
+        };
+        /**
+         * @description customer or admin.
+         * @enum {string}
+         */
+        UserRole: "customer" | "admin";
         /**
          * @description card, bank_transfer or wallet.
          * @enum {string}
          */
         PaymentMethod: "card" | "bank_transfer" | "wallet";
+        /**
+         * @description An OAuth 2.0 grant type (RFC 6749) the client may use at the token endpoint.
+         * @enum {string}
+         */
+        GrantType: "authorization_code" | "refresh_token" | "client_credentials" | "password";
+        /**
+         * @description An OAuth scope (CONTRACT section 7).
+         * @enum {string}
+         */
+        Scope: "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage";
         Product: {
             /**
              * @description Identifier assigned by the service.
@@ -282,6 +730,7 @@ export interface components {
              * @example USD
              */
             currency: string;
+            /** @description Units available (reserved units of confirmed orders are taken out). */
             stock: number;
             /**
              * Format: date-time
@@ -300,6 +749,7 @@ export interface components {
             data: components["schemas"]["Product"][];
             page: number;
             limit: number;
+            /** @description Whether a next page exists (the Link header names it). */
             has_more: boolean;
         };
         User: {
@@ -308,10 +758,10 @@ export interface components {
              * @example 17
              */
             id: number;
+            /** @description Compared case-insensitively; unique. */
             email: string;
             name: string;
-            /** @enum {string} */
-            role: "customer" | "admin";
+            role: components["schemas"]["UserRole"];
             /**
              * Format: date-time
              * @description RFC 3339 UTC timestamp.
@@ -329,6 +779,7 @@ export interface components {
             data: components["schemas"]["User"][];
             page: number;
             limit: number;
+            /** @description Whether a next page exists (the Link header names it). */
             has_more: boolean;
         };
         Order: {
@@ -351,6 +802,7 @@ export interface components {
                 quantity: number;
                 /** @description The product's price when the item was set (minor units). */
                 unit_price: number;
+                /** @description unit_price x quantity. */
                 line_total: number;
             }[];
             address: string | null;
@@ -375,20 +827,37 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             updated_at: string;
-            /** @description self always; confirm and cancel while draft; cancel and pay (POST /payments) while confirmed; send-to-fulfillment while paid; fulfillments (GET) from paid on. */
-            _links: {
-                [key: string]: {
-                    href: string;
-                    method: string;
-                };
-            };
+            _links: components["schemas"]["OrderLinks"];
         };
-        /** @enum {string} */
+        /**
+         * @description An order status (always lower-case in answers).
+         * @enum {string}
+         */
         OrderStatus: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled";
+        OrderLinks: {
+            self: components["schemas"]["Link"];
+            /** @description While draft. */
+            confirm?: components["schemas"]["Link"];
+            /** @description While draft or confirmed. */
+            cancel?: components["schemas"]["Link"];
+            /** @description POST /api/v1/payments with the order id in the body, while confirmed. */
+            pay?: components["schemas"]["Link"];
+            /** @description While paid. */
+            "send-to-fulfillment"?: components["schemas"]["Link"];
+            /** @description From paid on. */
+            fulfillments?: components["schemas"]["Link"];
+        };
+        Link: {
+            /** @description Path of the target, under /api/v1. */
+            href: string;
+            /** @enum {string} */
+            method: "GET" | "POST";
+        };
         OrderList: {
             data: components["schemas"]["Order"][];
             page: number;
             limit: number;
+            /** @description Whether a next page exists (the Link header names it). */
             has_more: boolean;
         };
         Payment: {
@@ -410,7 +879,10 @@ export interface components {
              */
             currency: string;
             method: components["schemas"]["PaymentMethod"];
-            /** @constant */
+            /**
+             * @description Payments are captured at once.
+             * @constant
+             */
             status: "captured";
             /**
              * Format: date-time
@@ -423,6 +895,7 @@ export interface components {
             data: components["schemas"]["Payment"][];
             page: number;
             limit: number;
+            /** @description Whether a next page exists (the Link header names it). */
             has_more: boolean;
         };
         Fulfillment: {
@@ -463,32 +936,156 @@ export interface components {
             data: components["schemas"]["Fulfillment"][];
             page: number;
             limit: number;
+            /** @description Whether a next page exists (the Link header names it). */
             has_more: boolean;
         };
-        /** @description RFC 9457 problem details. */
-        Problem: {
+        CreatedClient: {
             /**
-             * @description URI reference `/problems/<slug>`; GET it for an explanation.
-             * @example /problems/validation-error
+             * @description The public client identifier, assigned by the service.
+             * @example Hq3cY1n0x9K7d2mWv8Jt4A
              */
-            type: string;
-            title: string;
-            status: number;
-            detail: string;
-            /** @description Path of the request that failed. */
-            instance?: string;
-            request_id?: string;
-            errors?: {
-                /** @example items.0.quantity */
-                field: string;
-                message: string;
+            client_id: string;
+            /**
+             * @description A confidential client's secret, in the answer to its creation only: the service keeps nothing but a hash of it, so it is never shown again (not by GET, not in an Idempotency-Key replay). Store it now.
+             * @example kq0Vt6oZ0bq3m7Qy2lJ3aY0pX1c9w8s7RdEoF2gH4iK
+             */
+            client_secret?: string;
+            name: string;
+            redirect_uris: string[];
+            grant_types: components["schemas"]["GrantType"][];
+            scopes: components["schemas"]["Scope"][];
+            first_party: boolean;
+            confidential: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        ClientList: {
+            data: components["schemas"]["Client"][];
+            page: number;
+            limit: number;
+            /** @description Whether a next page exists (the Link header names it). */
+            has_more: boolean;
+        };
+        Client: {
+            /**
+             * @description The public client identifier, assigned by the service.
+             * @example Hq3cY1n0x9K7d2mWv8Jt4A
+             */
+            client_id: string;
+            name: string;
+            redirect_uris: string[];
+            grant_types: components["schemas"]["GrantType"][];
+            scopes: components["schemas"]["Scope"][];
+            first_party: boolean;
+            confidential: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description Members to change; `null` removes a nullable member; an array replaces the whole array. Unknown members are refused (422). */
+        OrdersPatchBody: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            customer_id?: number;
+            items?: {
+                /**
+                 * @description Identifier assigned by the service.
+                 * @example 17
+                 */
+                product_id: number;
+                quantity: number;
+                /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                readonly unit_price?: number;
+                /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                readonly line_total?: number;
             }[];
+            address?: string | null;
+            discount_code?: string | null;
+            /**
+             * @description ISO 4217 currency code.
+             * @example USD
+             */
+            currency?: string;
+            /**
+             * @description Order status, any case; upper-case aliases accepted (CREATED = draft).
+             * @example confirmed
+             */
+            status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED") | string;
+            /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+            readonly total?: number | null;
+            /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+            readonly created_at?: string | null;
+            /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+            readonly updated_at?: string | null;
+            /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+            readonly _links?: components["schemas"]["OrderLinks"] | null;
+            /** @description Read-only: ignored when sent back (the path names the resource). */
+            readonly id?: number | null;
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412 and changes nothing. */
+        IfMatch: string;
+        /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+        IfNoneMatch: string;
+        /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+        IfModifiedSince: string;
+        /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+        IdempotencyKey: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request id (echoed when the request sent a valid one); problems repeat it as `request_id`. */
+        "X-Request-Id": string;
+        /** @description Requests allowed per window for this caller. */
+        "RateLimit-Limit": number;
+        /** @description Requests left in the current window. */
+        "RateLimit-Remaining": number;
+        /** @description Seconds until the window resets. */
+        "RateLimit-Reset": number;
+        /** @description Strong entity tag of the representation (send it back in `If-Match` or `If-None-Match`). */
+        ETag: string;
+        /** @description Time of the last change, as an HTTP date. */
+        "Last-Modified": string;
+        /** @description Caching policy: `public, max-age=60` (products), `private, max-age=0, must-revalidate` (orders, users, fulfillments) or `no-store` (payments, writes, errors). */
+        "Cache-Control": string;
+        /** @description Path of the resource, under `/api/v1`. */
+        Location: string;
+        /** @description RFC 8288 links to the other pages: `rel="next"` and `rel="prev"` when they exist. */
+        Link: string;
+        /** @description `true` on an answer replayed for a repeated `Idempotency-Key`. */
+        "Idempotent-Replayed": "true";
+        /** @description Seconds to wait before retrying. */
+        "Retry-After": number;
+        /** @description The Bearer challenge (RFC 6750), with `error="invalid_token"` or `error="insufficient_scope"`. */
+        "WWW-Authenticate": string;
+        /** @description Media types this POST accepts. */
+        "Accept-Post": string;
+        /** @description Media types this PATCH accepts. */
+        "Accept-Patch": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -496,16 +1093,20 @@ export interface operations {
     "products-list": {
         parameters: {
             query?: {
+                /** @description Exact category match. */
                 category?: string;
+                /** @description Comma list of name, price, created_at, id; prefix - for descending. Default: id. */
                 sort?: string;
+                /** @description Page number, 1-1000000 (default 1). */
                 page?: number;
+                /** @description Page size, 1-100 (default 20). */
                 limit?: number;
             };
             header?: {
-                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
-                "If-None-Match"?: string;
-                /** @description When the resource has not changed since this date the answer is 304. */
-                "If-Modified-Since"?: string;
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
             };
             path?: never;
             cookie?: never;
@@ -515,93 +1116,131 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description RFC 8288 links with rel="next" / rel="prev". */
-                    Link?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProductList"];
                 };
             };
-            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
             304: {
                 headers: {
-                    /** @description Entity tag. */
-                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -610,8 +1249,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
-                "Idempotency-Key"?: string;
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -620,7 +1259,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Stock-keeping unit, unique.
+                     * @description Stock-keeping unit, unique (a duplicate is 409).
                      * @example TEE-RED-M
                      */
                     sku: string;
@@ -650,21 +1289,18 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result, nothing created again. */
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result (same body, Location and ETag), nothing created again. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
-                    /** @description Path of the created resource. */
-                    Location?: string;
-                    /** @description Present (`true`) on a replayed answer. */
-                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -674,130 +1310,178 @@ export interface operations {
             /** @description Created. */
             201: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
-                    /** @description Path of the created resource. */
-                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Product"];
                 };
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/duplicate-resource`: Duplicate resource; `/problems/idempotency-key-in-use`: Idempotency key in use */
+            /** @description Problem: [`/problems/duplicate-resource`](/problems/duplicate-resource) Duplicate resource; [`/problems/idempotency-key-in-use`](/problems/idempotency-key-in-use) Idempotency key in use. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["DuplicateResourceProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"];
                 };
             };
-            /** @description `/problems/payload-too-large`: Payload too large */
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
             413: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
-            /** @description `/problems/unsupported-media-type`: Unsupported media type */
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
             415: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Post": components["headers"]["Accept-Post"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed; `/problems/idempotency-key-mismatch`: Idempotency key reused with a different request */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed; [`/problems/idempotency-key-mismatch`](/problems/idempotency-key-mismatch) Idempotency key reused with a different request. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"] | components["schemas"]["IdempotencyKeyMismatchProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -806,10 +1490,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
-                "If-None-Match"?: string;
-                /** @description When the resource has not changed since this date the answer is 304. */
-                "If-Modified-Since"?: string;
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
             };
             path: {
                 /** @description Identifier assigned by the service. */
@@ -822,104 +1506,146 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Product"];
                 };
             };
-            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
             304: {
                 headers: {
-                    /** @description Entity tag. */
-                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/gone`: Gone */
+            /** @description Problem: [`/problems/gone`](/problems/gone) Gone. */
             410: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["GoneProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -928,8 +1654,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
-                "If-Match"?: string;
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412 and changes nothing. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Identifier assigned by the service. */
@@ -941,7 +1667,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Stock-keeping unit, unique.
+                     * @description Stock-keeping unit, unique (a duplicate is 409).
                      * @example TEE-RED-M
                      */
                     sku: string;
@@ -967,12 +1693,23 @@ export interface operations {
                      * @example 100
                      */
                     stock?: number;
-                    /** @description Read-only; ignored when sent. */
-                    created_at?: unknown;
-                    /** @description Read-only; ignored when sent. */
-                    updated_at?: unknown;
-                    /** @description Read-only; ignored (the path names the resource). */
-                    id?: unknown;
+                    /**
+                     * Format: date-time
+                     * @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value.
+                     * @example 2026-01-31T12:00:00.000Z
+                     */
+                    readonly created_at?: string;
+                    /**
+                     * Format: date-time
+                     * @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value.
+                     * @example 2026-01-31T12:00:00.000Z
+                     */
+                    readonly updated_at?: string;
+                    /**
+                     * @description Read-only: ignored when sent back (the path names the resource).
+                     * @example 17
+                     */
+                    readonly id?: number;
                 };
             };
         };
@@ -980,161 +1717,218 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Product"];
                 };
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/duplicate-resource`: Duplicate resource */
+            /** @description Problem: [`/problems/duplicate-resource`](/problems/duplicate-resource) Duplicate resource. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["DuplicateResourceProblem"];
                 };
             };
-            /** @description `/problems/gone`: Gone */
+            /** @description Problem: [`/problems/gone`](/problems/gone) Gone. */
             410: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["GoneProblem"];
                 };
             };
-            /** @description `/problems/precondition-failed`: Precondition failed */
+            /** @description Problem: [`/problems/precondition-failed`](/problems/precondition-failed) Precondition failed. */
             412: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PreconditionFailedProblem"];
                 };
             };
-            /** @description `/problems/payload-too-large`: Payload too large */
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
             413: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
-            /** @description `/problems/unsupported-media-type`: Unsupported media type */
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
             415: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Post": components["headers"]["Accept-Post"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -1143,8 +1937,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
-                "If-Match"?: string;
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412 and changes nothing. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Identifier assigned by the service. */
@@ -1157,111 +1951,143 @@ export interface operations {
             /** @description Done; no body. */
             204: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/precondition-failed`: Precondition failed */
+            /** @description Problem: [`/problems/precondition-failed`](/problems/precondition-failed) Precondition failed. */
             412: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PreconditionFailedProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
-            422: {
-                headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -1269,14 +2095,16 @@ export interface operations {
     "users-list": {
         parameters: {
             query?: {
+                /** @description Page number, 1-1000000 (default 1). */
                 page?: number;
+                /** @description Page size, 1-100 (default 20). */
                 limit?: number;
             };
             header?: {
-                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
-                "If-None-Match"?: string;
-                /** @description When the resource has not changed since this date the answer is 304. */
-                "If-Modified-Since"?: string;
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
             };
             path?: never;
             cookie?: never;
@@ -1286,104 +2114,146 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description RFC 8288 links with rel="next" / rel="prev". */
-                    Link?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["UserList"];
                 };
             };
-            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
             304: {
                 headers: {
-                    /** @description Entity tag. */
-                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -1392,8 +2262,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
-                "Idempotency-Key"?: string;
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -1409,32 +2279,26 @@ export interface operations {
                     email: string;
                     /** @example Ada Lovelace */
                     name: string;
-                    /**
-                     * @description Defaults to customer. Only an admin may set another role.
-                     * @enum {string}
-                     */
-                    role?: "customer" | "admin";
+                    /** @description Defaults to customer. Only an admin may set another role. */
+                    role?: components["schemas"]["UserRole"];
                     /** @description Write-only; stored as a salted scrypt hash, never returned. */
                     password: string;
                 };
             };
         };
         responses: {
-            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result, nothing created again. */
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result (same body, Location and ETag), nothing created again. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
-                    /** @description Path of the created resource. */
-                    Location?: string;
-                    /** @description Present (`true`) on a replayed answer. */
-                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1444,130 +2308,178 @@ export interface operations {
             /** @description Created. */
             201: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
-                    /** @description Path of the created resource. */
-                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/duplicate-resource`: Duplicate resource; `/problems/idempotency-key-in-use`: Idempotency key in use */
+            /** @description Problem: [`/problems/duplicate-resource`](/problems/duplicate-resource) Duplicate resource; [`/problems/idempotency-key-in-use`](/problems/idempotency-key-in-use) Idempotency key in use. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["DuplicateResourceProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"];
                 };
             };
-            /** @description `/problems/payload-too-large`: Payload too large */
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
             413: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
-            /** @description `/problems/unsupported-media-type`: Unsupported media type */
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
             415: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Post": components["headers"]["Accept-Post"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed; `/problems/idempotency-key-mismatch`: Idempotency key reused with a different request */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed; [`/problems/idempotency-key-mismatch`](/problems/idempotency-key-mismatch) Idempotency key reused with a different request. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"] | components["schemas"]["IdempotencyKeyMismatchProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -1576,10 +2488,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
-                "If-None-Match"?: string;
-                /** @description When the resource has not changed since this date the answer is 304. */
-                "If-Modified-Since"?: string;
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
             };
             path: {
                 /** @description Identifier assigned by the service. */
@@ -1592,104 +2504,147 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
             304: {
                 headers: {
-                    /** @description Entity tag. */
-                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -1698,8 +2653,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
-                "If-Match"?: string;
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412 and changes nothing. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Identifier assigned by the service. */
@@ -1718,21 +2673,29 @@ export interface operations {
                     email: string;
                     /** @example Ada Lovelace */
                     name: string;
-                    /**
-                     * @description Defaults to customer. Only an admin may set another role.
-                     * @enum {string}
-                     */
-                    role?: "customer" | "admin";
+                    /** @description Defaults to customer. Only an admin may set another role. */
+                    role?: components["schemas"]["UserRole"];
                     /** @description Write-only; stored as a salted scrypt hash, never returned. */
                     password?: string;
                     /** @description Write-only; required to change your own email or password (not for an admin changing another user's). Never stored or returned. */
                     current_password?: string;
-                    /** @description Read-only; ignored when sent. */
-                    created_at?: unknown;
-                    /** @description Read-only; ignored when sent. */
-                    updated_at?: unknown;
-                    /** @description Read-only; ignored (the path names the resource). */
-                    id?: unknown;
+                    /**
+                     * Format: date-time
+                     * @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value.
+                     * @example 2026-01-31T12:00:00.000Z
+                     */
+                    readonly created_at?: string;
+                    /**
+                     * Format: date-time
+                     * @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value.
+                     * @example 2026-01-31T12:00:00.000Z
+                     */
+                    readonly updated_at?: string;
+                    /**
+                     * @description Read-only: ignored when sent back (the path names the resource).
+                     * @example 17
+                     */
+                    readonly id?: number;
                 };
             };
         };
@@ -1740,150 +2703,204 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/duplicate-resource`: Duplicate resource; `/problems/conflict`: Conflict */
+            /** @description Problem: [`/problems/duplicate-resource`](/problems/duplicate-resource) Duplicate resource; [`/problems/conflict`](/problems/conflict) Conflict. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["DuplicateResourceProblem"] | components["schemas"]["ConflictProblem"];
                 };
             };
-            /** @description `/problems/precondition-failed`: Precondition failed */
+            /** @description Problem: [`/problems/precondition-failed`](/problems/precondition-failed) Precondition failed. */
             412: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PreconditionFailedProblem"];
                 };
             };
-            /** @description `/problems/payload-too-large`: Payload too large */
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
             413: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
-            /** @description `/problems/unsupported-media-type`: Unsupported media type */
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
             415: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Post": components["headers"]["Accept-Post"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -1892,8 +2909,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
-                "If-Match"?: string;
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412 and changes nothing. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Identifier assigned by the service. */
@@ -1906,122 +2923,157 @@ export interface operations {
             /** @description Done; no body. */
             204: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/conflict`: Conflict */
+            /** @description Problem: [`/problems/conflict`](/problems/conflict) Conflict. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
                 };
             };
-            /** @description `/problems/precondition-failed`: Precondition failed */
+            /** @description Problem: [`/problems/precondition-failed`](/problems/precondition-failed) Precondition failed. */
             412: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PreconditionFailedProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
-            422: {
-                headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -2029,15 +3081,18 @@ export interface operations {
     "orders-list": {
         parameters: {
             query?: {
-                status?: string;
+                /** @description A status in any case, an upper-case alias, or `active` (confirmed, paid, shipped, delivered). */
+                status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED" | "active") | string;
+                /** @description Page number, 1-1000000 (default 1). */
                 page?: number;
+                /** @description Page size, 1-100 (default 20). */
                 limit?: number;
             };
             header?: {
-                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
-                "If-None-Match"?: string;
-                /** @description When the resource has not changed since this date the answer is 304. */
-                "If-Modified-Since"?: string;
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
             };
             path?: never;
             cookie?: never;
@@ -2047,104 +3102,146 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description RFC 8288 links with rel="next" / rel="prev". */
-                    Link?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrderList"];
                 };
             };
-            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
             304: {
                 headers: {
-                    /** @description Entity tag. */
-                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -2153,8 +3250,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
-                "Idempotency-Key"?: string;
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -2186,26 +3283,23 @@ export interface operations {
                      * @description Only draft (the default; any case, or CREATED) is accepted.
                      * @example draft
                      */
-                    status?: string;
+                    status?: ("draft" | "CREATED") | string;
                 };
             };
         };
         responses: {
-            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result, nothing created again. */
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result (same body, Location and ETag), nothing created again. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
-                    /** @description Path of the created resource. */
-                    Location?: string;
-                    /** @description Present (`true`) on a replayed answer. */
-                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2215,130 +3309,178 @@ export interface operations {
             /** @description Created. */
             201: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
-                    /** @description Path of the created resource. */
-                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/idempotency-key-in-use`: Idempotency key in use */
+            /** @description Problem: [`/problems/idempotency-key-in-use`](/problems/idempotency-key-in-use) Idempotency key in use. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["IdempotencyKeyInUseProblem"];
                 };
             };
-            /** @description `/problems/payload-too-large`: Payload too large */
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
             413: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
-            /** @description `/problems/unsupported-media-type`: Unsupported media type */
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
             415: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Post": components["headers"]["Accept-Post"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed; `/problems/idempotency-key-mismatch`: Idempotency key reused with a different request */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed; [`/problems/idempotency-key-mismatch`](/problems/idempotency-key-mismatch) Idempotency key reused with a different request. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"] | components["schemas"]["IdempotencyKeyMismatchProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -2347,10 +3489,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
-                "If-None-Match"?: string;
-                /** @description When the resource has not changed since this date the answer is 304. */
-                "If-Modified-Since"?: string;
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
             };
             path: {
                 /** @description Identifier assigned by the service. */
@@ -2363,104 +3505,147 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
             304: {
                 headers: {
-                    /** @description Entity tag. */
-                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -2469,8 +3654,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
-                "If-Match"?: string;
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412 and changes nothing. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Identifier assigned by the service. */
@@ -2493,10 +3678,10 @@ export interface operations {
                          */
                         product_id: number;
                         quantity: number;
-                        /** @description Read-only; ignored when sent. */
-                        unit_price?: unknown;
-                        /** @description Read-only; ignored when sent. */
-                        line_total?: unknown;
+                        /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                        readonly unit_price?: number;
+                        /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                        readonly line_total?: number;
                     }[];
                     address?: string | null;
                     discount_code?: string | null;
@@ -2509,17 +3694,28 @@ export interface operations {
                      * @description Order status, any case; upper-case aliases accepted (CREATED = draft).
                      * @example confirmed
                      */
-                    status?: string;
-                    /** @description Read-only; ignored when sent. */
-                    total?: unknown;
-                    /** @description Read-only; ignored when sent. */
-                    created_at?: unknown;
-                    /** @description Read-only; ignored when sent. */
-                    updated_at?: unknown;
-                    /** @description Read-only; ignored when sent. */
-                    _links?: unknown;
-                    /** @description Read-only; ignored (the path names the resource). */
-                    id?: unknown;
+                    status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED") | string;
+                    /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                    readonly total?: number;
+                    /**
+                     * Format: date-time
+                     * @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value.
+                     * @example 2026-01-31T12:00:00.000Z
+                     */
+                    readonly created_at?: string;
+                    /**
+                     * Format: date-time
+                     * @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value.
+                     * @example 2026-01-31T12:00:00.000Z
+                     */
+                    readonly updated_at?: string;
+                    /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                    readonly _links?: components["schemas"]["OrderLinks"];
+                    /**
+                     * @description Read-only: ignored when sent back (the path names the resource).
+                     * @example 17
+                     */
+                    readonly id?: number;
                 };
             };
         };
@@ -2527,150 +3723,204 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/conflict`: Conflict; `/problems/invalid-state-transition`: Invalid state transition; `/problems/insufficient-stock`: Insufficient stock */
+            /** @description Problem: [`/problems/invalid-state-transition`](/problems/invalid-state-transition) Invalid state transition; [`/problems/insufficient-stock`](/problems/insufficient-stock) Insufficient stock; [`/problems/conflict`](/problems/conflict) Conflict. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InvalidStateTransitionProblem"] | components["schemas"]["InsufficientStockProblem"] | components["schemas"]["ConflictProblem"];
                 };
             };
-            /** @description `/problems/precondition-failed`: Precondition failed */
+            /** @description Problem: [`/problems/precondition-failed`](/problems/precondition-failed) Precondition failed. */
             412: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PreconditionFailedProblem"];
                 };
             };
-            /** @description `/problems/payload-too-large`: Payload too large */
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
             413: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
-            /** @description `/problems/unsupported-media-type`: Unsupported media type */
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
             415: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Post": components["headers"]["Accept-Post"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -2679,8 +3929,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
-                "If-Match"?: string;
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412 and changes nothing. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Identifier assigned by the service. */
@@ -2693,122 +3943,157 @@ export interface operations {
             /** @description Done; no body. */
             204: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/order-has-payment`: Order has a payment */
+            /** @description Problem: [`/problems/order-has-payment`](/problems/order-has-payment) Order has a payment. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["OrderHasPaymentProblem"];
                 };
             };
-            /** @description `/problems/precondition-failed`: Precondition failed */
+            /** @description Problem: [`/problems/precondition-failed`](/problems/precondition-failed) Precondition failed. */
             412: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PreconditionFailedProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
-            422: {
-                headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -2817,8 +4102,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
-                "If-Match"?: string;
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412 and changes nothing. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Identifier assigned by the service. */
@@ -2826,261 +4111,216 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description A merge patch (RFC 7396; `application/json` is read as one) or a JSON Patch (RFC 6902). The patched document must be a valid PUT body. */
+        /** @description A merge patch (RFC 7396, `application/merge-patch+json`; `application/json` is read as one) or a JSON Patch (RFC 6902, `application/json-patch+json`). The patched order must be a valid PUT body: 422 otherwise; a path that does not exist or a failed `test` is 409. */
         requestBody: {
             content: {
-                "application/merge-patch+json": {
-                    /**
-                     * @description Identifier assigned by the service.
-                     * @example 17
-                     */
-                    customer_id?: number;
-                    items?: {
-                        /**
-                         * @description Identifier assigned by the service.
-                         * @example 17
-                         */
-                        product_id: number;
-                        quantity: number;
-                        /** @description Read-only; ignored when sent. */
-                        unit_price?: unknown;
-                        /** @description Read-only; ignored when sent. */
-                        line_total?: unknown;
-                    }[];
-                    address?: string | null;
-                    discount_code?: string | null;
-                    /**
-                     * @description ISO 4217 currency code.
-                     * @example USD
-                     */
-                    currency?: string;
-                    /**
-                     * @description Order status, any case; upper-case aliases accepted (CREATED = draft).
-                     * @example confirmed
-                     */
-                    status?: string;
-                    /** @description Read-only; ignored when sent. */
-                    total?: unknown;
-                    /** @description Read-only; ignored when sent. */
-                    created_at?: unknown;
-                    /** @description Read-only; ignored when sent. */
-                    updated_at?: unknown;
-                    /** @description Read-only; ignored when sent. */
-                    _links?: unknown;
-                    /** @description Read-only; ignored (the path names the resource). */
-                    id?: unknown;
-                };
-                "application/json": {
-                    /**
-                     * @description Identifier assigned by the service.
-                     * @example 17
-                     */
-                    customer_id?: number;
-                    items?: {
-                        /**
-                         * @description Identifier assigned by the service.
-                         * @example 17
-                         */
-                        product_id: number;
-                        quantity: number;
-                        /** @description Read-only; ignored when sent. */
-                        unit_price?: unknown;
-                        /** @description Read-only; ignored when sent. */
-                        line_total?: unknown;
-                    }[];
-                    address?: string | null;
-                    discount_code?: string | null;
-                    /**
-                     * @description ISO 4217 currency code.
-                     * @example USD
-                     */
-                    currency?: string;
-                    /**
-                     * @description Order status, any case; upper-case aliases accepted (CREATED = draft).
-                     * @example confirmed
-                     */
-                    status?: string;
-                    /** @description Read-only; ignored when sent. */
-                    total?: unknown;
-                    /** @description Read-only; ignored when sent. */
-                    created_at?: unknown;
-                    /** @description Read-only; ignored when sent. */
-                    updated_at?: unknown;
-                    /** @description Read-only; ignored when sent. */
-                    _links?: unknown;
-                    /** @description Read-only; ignored (the path names the resource). */
-                    id?: unknown;
-                };
-                "application/json-patch+json": ({
-                    /** @enum {string} */
-                    op: "add" | "replace" | "test";
-                    /** @description JSON Pointer, e.g. /address or /items/0/quantity (/items/- appends). */
-                    path: string;
-                    /** @description Any JSON value, null included. */
-                    value: unknown;
-                } | {
-                    /** @enum {string} */
-                    op: "remove";
-                    /** @description JSON Pointer of the member to remove. */
-                    path: string;
-                } | {
-                    /** @enum {string} */
-                    op: "move" | "copy";
-                    /** @description JSON Pointer of the value to move or copy. */
-                    from: string;
-                    /** @description JSON Pointer of the target. */
-                    path: string;
-                })[];
+                "application/merge-patch+json": components["schemas"]["OrdersPatchBody"];
+                "application/json-patch+json": components["schemas"]["JsonPatch"];
+                "application/json": components["schemas"]["OrdersPatchBody"];
             };
         };
         responses: {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/conflict`: Conflict; `/problems/invalid-state-transition`: Invalid state transition; `/problems/insufficient-stock`: Insufficient stock */
+            /** @description Problem: [`/problems/invalid-state-transition`](/problems/invalid-state-transition) Invalid state transition; [`/problems/insufficient-stock`](/problems/insufficient-stock) Insufficient stock; [`/problems/conflict`](/problems/conflict) Conflict. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InvalidStateTransitionProblem"] | components["schemas"]["InsufficientStockProblem"] | components["schemas"]["ConflictProblem"];
                 };
             };
-            /** @description `/problems/precondition-failed`: Precondition failed */
+            /** @description Problem: [`/problems/precondition-failed`](/problems/precondition-failed) Precondition failed. */
             412: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PreconditionFailedProblem"];
                 };
             };
-            /** @description `/problems/payload-too-large`: Payload too large */
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
             413: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
-            /** @description `/problems/unsupported-media-type`: Unsupported media type */
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
             415: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Patch": components["headers"]["Accept-Patch"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -3089,8 +4329,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
-                "If-Match"?: string;
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412 and changes nothing. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Identifier assigned by the service. */
@@ -3103,128 +4343,175 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/conflict`: Conflict; `/problems/invalid-state-transition`: Invalid state transition; `/problems/insufficient-stock`: Insufficient stock */
+            /** @description Problem: [`/problems/invalid-state-transition`](/problems/invalid-state-transition) Invalid state transition; [`/problems/insufficient-stock`](/problems/insufficient-stock) Insufficient stock; [`/problems/conflict`](/problems/conflict) Conflict. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InvalidStateTransitionProblem"] | components["schemas"]["InsufficientStockProblem"] | components["schemas"]["ConflictProblem"];
                 };
             };
-            /** @description `/problems/precondition-failed`: Precondition failed */
+            /** @description Problem: [`/problems/precondition-failed`](/problems/precondition-failed) Precondition failed. */
             412: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PreconditionFailedProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -3233,8 +4520,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
-                "If-Match"?: string;
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412 and changes nothing. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Identifier assigned by the service. */
@@ -3247,128 +4534,161 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/conflict`: Conflict; `/problems/invalid-state-transition`: Invalid state transition; `/problems/insufficient-stock`: Insufficient stock */
+            /** @description Problem: [`/problems/invalid-state-transition`](/problems/invalid-state-transition) Invalid state transition; [`/problems/insufficient-stock`](/problems/insufficient-stock) Insufficient stock; [`/problems/conflict`](/problems/conflict) Conflict. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InvalidStateTransitionProblem"] | components["schemas"]["InsufficientStockProblem"] | components["schemas"]["ConflictProblem"];
                 };
             };
-            /** @description `/problems/precondition-failed`: Precondition failed */
+            /** @description Problem: [`/problems/precondition-failed`](/problems/precondition-failed) Precondition failed. */
             412: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PreconditionFailedProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
-            422: {
-                headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -3376,15 +4696,18 @@ export interface operations {
     "payments-list": {
         parameters: {
             query?: {
+                /** @description Only the payments of this order. */
                 order_id?: number;
+                /** @description Page number, 1-1000000 (default 1). */
                 page?: number;
+                /** @description Page size, 1-100 (default 20). */
                 limit?: number;
             };
             header?: {
-                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
-                "If-None-Match"?: string;
-                /** @description When the resource has not changed since this date the answer is 304. */
-                "If-Modified-Since"?: string;
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
             };
             path?: never;
             cookie?: never;
@@ -3394,104 +4717,146 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description RFC 8288 links with rel="next" / rel="prev". */
-                    Link?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PaymentList"];
                 };
             };
-            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
             304: {
                 headers: {
-                    /** @description Entity tag. */
-                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -3500,8 +4865,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
-                "Idempotency-Key"?: string;
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -3524,21 +4889,18 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result, nothing created again. */
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result (same body, Location and ETag), nothing created again. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
-                    /** @description Path of the created resource. */
-                    Location?: string;
-                    /** @description Present (`true`) on a replayed answer. */
-                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3548,141 +4910,192 @@ export interface operations {
             /** @description Created. */
             201: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
-                    /** @description Path of the created resource. */
-                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Payment"];
                 };
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/invalid-state-transition`: Invalid state transition; `/problems/idempotency-key-in-use`: Idempotency key in use */
+            /** @description Problem: [`/problems/invalid-state-transition`](/problems/invalid-state-transition) Invalid state transition; [`/problems/idempotency-key-in-use`](/problems/idempotency-key-in-use) Idempotency key in use. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InvalidStateTransitionProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"];
                 };
             };
-            /** @description `/problems/payload-too-large`: Payload too large */
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
             413: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
-            /** @description `/problems/unsupported-media-type`: Unsupported media type */
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
             415: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Post": components["headers"]["Accept-Post"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed; `/problems/idempotency-key-mismatch`: Idempotency key reused with a different request */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed; [`/problems/idempotency-key-mismatch`](/problems/idempotency-key-mismatch) Idempotency key reused with a different request. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"] | components["schemas"]["IdempotencyKeyMismatchProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -3691,10 +5104,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
-                "If-None-Match"?: string;
-                /** @description When the resource has not changed since this date the answer is 304. */
-                "If-Modified-Since"?: string;
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
             };
             path: {
                 /** @description Identifier assigned by the service. */
@@ -3707,104 +5120,147 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Payment"];
                 };
             };
-            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
             304: {
                 headers: {
-                    /** @description Entity tag. */
-                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -3813,10 +5269,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
-                "If-Match"?: string;
-                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
-                "Idempotency-Key"?: string;
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /** @description The order. */
@@ -3826,154 +5280,184 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result, nothing created again. */
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result (same body, Location and ETag), nothing created again. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
-                    /** @description Path of the created resource. */
-                    Location?: string;
-                    /** @description Present (`true`) on a replayed answer. */
-                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Fulfillment"];
                 };
             };
-            /** @description Success. */
+            /** @description Accepted: the work is requested; Location names it. */
             202: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
-                    /** @description Path of the created resource. */
-                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Fulfillment"];
                 };
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/conflict`: Conflict; `/problems/invalid-state-transition`: Invalid state transition; `/problems/idempotency-key-in-use`: Idempotency key in use */
+            /** @description Problem: [`/problems/invalid-state-transition`](/problems/invalid-state-transition) Invalid state transition; [`/problems/conflict`](/problems/conflict) Conflict; [`/problems/idempotency-key-in-use`](/problems/idempotency-key-in-use) Idempotency key in use. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InvalidStateTransitionProblem"] | components["schemas"]["ConflictProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"];
                 };
             };
-            /** @description `/problems/precondition-failed`: Precondition failed */
-            412: {
-                headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `/problems/validation-error`: Validation failed; `/problems/idempotency-key-mismatch`: Idempotency key reused with a different request */
+            /** @description Problem: [`/problems/idempotency-key-mismatch`](/problems/idempotency-key-mismatch) Idempotency key reused with a different request. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["IdempotencyKeyMismatchProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -3981,14 +5465,16 @@ export interface operations {
     "fulfillments-list": {
         parameters: {
             query?: {
+                /** @description Page number, 1-1000000 (default 1). */
                 page?: number;
+                /** @description Page size, 1-100 (default 20). */
                 limit?: number;
             };
             header?: {
-                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
-                "If-None-Match"?: string;
-                /** @description When the resource has not changed since this date the answer is 304. */
-                "If-Modified-Since"?: string;
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
             };
             path: {
                 /** @description The order. */
@@ -4001,115 +5487,160 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description RFC 8288 links with rel="next" / rel="prev". */
-                    Link?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["FulfillmentList"];
                 };
             };
-            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
             304: {
                 headers: {
-                    /** @description Entity tag. */
-                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -4118,10 +5649,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412. */
-                "If-Match"?: string;
-                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
-                "Idempotency-Key"?: string;
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /** @description The order. */
@@ -4140,21 +5669,18 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result, nothing created again. */
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result (same body, Location and ETag), nothing created again. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
-                    /** @description Path of the created resource. */
-                    Location?: string;
-                    /** @description Present (`true`) on a replayed answer. */
-                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4164,152 +5690,192 @@ export interface operations {
             /** @description Created. */
             201: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
-                    /** @description Path of the created resource. */
-                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Fulfillment"];
                 };
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/conflict`: Conflict; `/problems/invalid-state-transition`: Invalid state transition; `/problems/idempotency-key-in-use`: Idempotency key in use */
+            /** @description Problem: [`/problems/invalid-state-transition`](/problems/invalid-state-transition) Invalid state transition; [`/problems/conflict`](/problems/conflict) Conflict; [`/problems/idempotency-key-in-use`](/problems/idempotency-key-in-use) Idempotency key in use. */
             409: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InvalidStateTransitionProblem"] | components["schemas"]["ConflictProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"];
                 };
             };
-            /** @description `/problems/precondition-failed`: Precondition failed */
-            412: {
-                headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description `/problems/payload-too-large`: Payload too large */
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
             413: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
-            /** @description `/problems/unsupported-media-type`: Unsupported media type */
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
             415: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Post": components["headers"]["Accept-Post"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
-            /** @description `/problems/validation-error`: Validation failed; `/problems/idempotency-key-mismatch`: Idempotency key reused with a different request */
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed; [`/problems/idempotency-key-mismatch`](/problems/idempotency-key-mismatch) Idempotency key reused with a different request. */
             422: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"] | components["schemas"]["IdempotencyKeyMismatchProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -4318,10 +5884,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags of representations the client has; when one is current the answer is 304. Wins over If-Modified-Since. */
-                "If-None-Match"?: string;
-                /** @description When the resource has not changed since this date the answer is 304. */
-                "If-Modified-Since"?: string;
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
             };
             path: {
                 /** @description The order. */
@@ -4336,104 +5902,862 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
-                    /** @description Strong entity tag of the representation. */
-                    ETag?: string;
-                    /** @description Time of the last change (HTTP date). */
-                    "Last-Modified"?: string;
-                    /** @description Caching policy. */
-                    "Cache-Control"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Fulfillment"];
                 };
             };
-            /** @description Not modified (If-None-Match / If-Modified-Since). */
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
             304: {
                 headers: {
-                    /** @description Entity tag. */
-                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `/problems/malformed-request`: Malformed request */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
             400: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
                 };
             };
-            /** @description `/problems/unauthorized`: Unauthorized */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description `/problems/forbidden`: Forbidden */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
             403: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
                 };
             };
-            /** @description `/problems/not-found`: Not found */
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
             404: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description `/problems/rate-limited`: Too many requests */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
-            /** @description `/problems/internal-error`: Internal error */
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
             500: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "clients-list": {
+        parameters: {
+            query?: {
+                /** @description Page number, 1-1000000 (default 1). */
+                page?: number;
+                /** @description Page size, 1-100 (default 20). */
+                limit?: number;
+            };
+            header?: {
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientList"];
+                };
+            };
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "clients-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Shown to people signing in through this client.
+                     * @example Shop web app
+                     */
+                    name: string;
+                    /**
+                     * @description Where the authorization endpoint may send the browser back, at most 10; required (and only allowed) with the authorization_code grant.
+                     * @default []
+                     * @example [
+                     *       "https://app.example.com/oauth/callback"
+                     *     ]
+                     */
+                    redirect_uris?: string[];
+                    /**
+                     * @description Grants the client may use: password only for first-party clients, client_credentials only for confidential ones, refresh_token only beside authorization_code or password.
+                     * @example [
+                     *       "authorization_code",
+                     *       "refresh_token"
+                     *     ]
+                     */
+                    grant_types: components["schemas"]["GrantType"][];
+                    /**
+                     * @description The most a token issued to this client may carry.
+                     * @example [
+                     *       "orders:read",
+                     *       "orders:write"
+                     *     ]
+                     */
+                    scopes: components["schemas"]["Scope"][];
+                    /**
+                     * @description One of our own apps: only these may use the password grant.
+                     * @default false
+                     */
+                    first_party?: boolean;
+                    /**
+                     * @description A client that can keep a secret (a backend): it gets a client_secret and authenticates with it.
+                     * @default false
+                     */
+                    confidential?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result (same body, Location and ETag), nothing created again. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedClient"];
+                };
+            };
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedClient"];
+                };
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/idempotency-key-in-use`](/problems/idempotency-key-in-use) Idempotency key in use. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["IdempotencyKeyInUseProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Post": components["headers"]["Accept-Post"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed; [`/problems/idempotency-key-mismatch`](/problems/idempotency-key-mismatch) Idempotency key reused with a different request. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"] | components["schemas"]["IdempotencyKeyMismatchProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "clients-get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /** @description The public client identifier, assigned by the service. */
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Client"];
+                };
+            };
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "clients-delete": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Entity tag from a previous read (or `*`); a stale or malformed one answers 412 and changes nothing. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The public client identifier, assigned by the service. */
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/precondition-failed`](/problems/precondition-failed) Precondition failed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PreconditionFailedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -4450,46 +6774,112 @@ export interface operations {
             /** @description Healthy. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        status: "ok" | "unavailable";
+                        status: "ok" | "degraded" | "unavailable";
                         checks: {
                             /** @enum {string} */
-                            database?: "ok" | "unavailable";
+                            database: "ok" | "unavailable";
+                            /** @enum {string} */
+                            rate_limit_store?: "ok" | "unavailable";
                         };
                     };
                 };
             };
-            /** @description `/problems/not-acceptable`: Not acceptable */
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
             406: {
                 headers: {
-                    /** @description Echoes or assigns the request id; problems repeat it as `request_id`. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description The database does not answer. */
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description The database does not answer (a health body), or the service is shutting down (Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable.). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        status: "ok" | "unavailable";
+                        status: "ok" | "degraded" | "unavailable";
                         checks: {
                             /** @enum {string} */
-                            database?: "ok" | "unavailable";
+                            database: "ok" | "unavailable";
+                            /** @enum {string} */
+                            rate_limit_store?: "ok" | "unavailable";
                         };
                     };
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
     };
 }
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};

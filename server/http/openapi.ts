@@ -368,19 +368,12 @@ function pick(input: z.ZodObject, keys: Iterable<string>): z.ZodObject {
 
 const pascal = (path: string) => path.split(/[.-]/).map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('');
 
-interface Built {
-  operation: ZodOpenApiOperationObject;
-  /** Request body schemas derived here (path fields left out), registered under a name of their own. */
-  schemas: Record<string, z.ZodType>;
-}
-
 const ReadOnlyId = Id.optional().meta({ readOnly: true, description: 'Read-only: ignored when sent back (the path names the resource).' });
 
-function buildOperation(route: RestRoute): Built {
+function buildOperation(route: RestRoute): ZodOpenApiOperationObject {
   const creating = isCreatingOperation({ openapi: { method: route.method }, rest: route.rest });
   const isRead = route.method === 'GET';
   const status = route.rest.status ?? 200;
-  const schemas: Record<string, z.ZodType> = {};
   const operationId = route.procedurePath.replace(/\./g, '-');
   const description = [route.description ?? route.summary ?? '', accessText(route.policy)].filter(Boolean).join('\n\n');
 
@@ -399,12 +392,12 @@ function buildOperation(route: RestRoute): Built {
     requestBody = patchRequestBody(`${pascal(route.procedurePath)}Body`);
   } else if (route.hasBody) {
     const bodyKeys = Object.keys(route.input.shape).filter((key) => !route.pathParams.has(key));
-    let body: z.ZodType = pick(route.input, bodyKeys);
-    if (body !== route.input) {
-      // GET-modify-PUT: the representation sent back carries its `id`, which the path overrides.
-      if (route.method === 'PUT' && route.pathParams.has('id')) body = (body as z.ZodObject).extend({ id: ReadOnlyId });
-      schemas[`${pascal(route.procedurePath)}Body`] = body;
-    }
+    // A copy of its own (not the input's registered id), so the body is inline, never a shared
+    // component: openapi-typescript makes a component's members with a default required (its
+    // `defaultNonNullable`), which in a request body they are not. GET-modify-PUT: the
+    // representation sent back carries its `id`, which the path overrides.
+    const fields = pick(route.input, bodyKeys);
+    const body = route.method === 'PUT' && route.pathParams.has('id') ? fields.safeExtend({ id: ReadOnlyId }) : fields.safeExtend({});
     requestBody = {
       required: true,
       content: { 'application/json': { schema: body, ...withExample(withoutKeys(exampleOf(route.input), route.pathParams.keys())) } },
@@ -443,18 +436,15 @@ function buildOperation(route: RestRoute): Built {
   Object.assign(responses, problemResponses(problemSlugs(route, creating), examplePath(route.path), route));
 
   return {
-    operation: {
-      operationId,
-      summary: route.summary,
-      description,
-      tags: route.tags,
-      security: securityOf(route.policy),
-      ...(parameters.length > 0 ? { parameters } : {}),
-      requestParams,
-      ...(requestBody ? { requestBody } : {}),
-      responses,
-    },
-    schemas,
+    operationId,
+    summary: route.summary,
+    description,
+    tags: route.tags,
+    security: securityOf(route.policy),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    requestParams,
+    ...(requestBody ? { requestBody } : {}),
+    responses,
   };
 }
 
@@ -614,7 +604,8 @@ function mergePatchSchema(orderDocument: Json | undefined): Json {
   return {
     type: 'object',
     description: 'Members to change; `null` removes a nullable member; an array replaces the whole array. Unknown members are refused (422).',
-    properties: JSON.parse(JSON.stringify(properties)) as Json,
+    // A member left out is unchanged: no default applies.
+    properties: JSON.parse(JSON.stringify(properties), (key, value: unknown) => (key === 'default' ? undefined : value)) as Json,
     additionalProperties: false,
   };
 }
@@ -622,11 +613,9 @@ function mergePatchSchema(orderDocument: Json | undefined): Json {
 export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.OpenAPIObject {
   const routes = restRoutes(router);
   const paths: ZodOpenApiPathsObject = {};
-  const bodySchemas: Record<string, z.ZodType> = {};
   const usedSlugs = new Set<ProblemSlug>(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error', 'service-unavailable']);
   for (const route of routes) {
-    const { operation, schemas } = buildOperation(route);
-    Object.assign(bodySchemas, schemas);
+    const operation = buildOperation(route);
     for (const slug of problemSlugs(route, isCreatingOperation({ openapi: { method: route.method }, rest: route.rest }))) usedSlugs.add(slug);
     const item = (paths[API_PREFIX + route.path] ??= {});
     item[route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete'] = operation;
@@ -682,7 +671,6 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
         headers: HEADERS as unknown as Record<string, oas31.HeaderObject>,
         parameters: PARAMETERS as unknown as Record<string, oas31.ParameterObject>,
         schemas: {
-          ...bodySchemas,
           Problem: PROBLEM_BASE as oas31.SchemaObject,
           FieldError: FIELD_ERROR as oas31.SchemaObject,
           ...(Object.fromEntries([...usedSlugs].map((slug) => [schemaName(slug), problemSchema(slug)])) as Record<string, oas31.SchemaObject>),
@@ -693,9 +681,9 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
   );
   // A merge patch is the PUT body of the same path with every member optional.
   const components = document.components as { schemas: Record<string, Json> };
+  const documentPaths = document.paths as Record<string, { put?: { requestBody?: { content?: Record<string, { schema?: Json }> } } }>;
   for (const route of routes.filter((r) => r.rest.patch)) {
-    const put = routes.find((r) => r.method === 'PUT' && r.path === route.path);
-    const putBody = put ? components.schemas[`${pascal(put.procedurePath)}Body`] : undefined;
+    const putBody = documentPaths[API_PREFIX + route.path]?.put?.requestBody?.content?.['application/json']?.schema;
     if (!putBody) throw new Error(`${route.procedurePath}: a PATCH needs a PUT on ${route.path} to describe its merge patch`);
     components.schemas[`${pascal(route.procedurePath)}Body`] = mergePatchSchema(putBody);
   }

@@ -64,7 +64,11 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
     const { openapi } = meta;
     const names = [...openapi.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
     const { inputParser, outputParser } = getInputOutputParsers(procedure);
-    const shape = inputParser.shape;
+    // A list's input may be left out (`.prefault({})`); REST always passes its query as an object.
+    let input: z.core.$ZodType = inputParser;
+    while (isWrapper(input)) input = input.unwrap();
+    if (!(input instanceof z.ZodObject)) throw new Error(`${procedurePath}: a REST operation's input must be an object`);
+    const shape = input.shape;
     const pathParams = new Map<string, ParamKind>();
     const queryParams = new Map<string, ParamKind>();
     for (const [key, schema] of Object.entries(shape)) {
@@ -84,7 +88,7 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
       description: openapi.description,
       tags: openapi.tags ?? [],
       policy: meta.policy,
-      input: inputParser,
+      input,
       output: outputParser,
       rest: meta.rest ?? {},
       pathParams,

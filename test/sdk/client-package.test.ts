@@ -27,7 +27,8 @@ const consumerSource = String.raw`
 import { createOrderServiceClient, idempotent, isProblem, OrderServiceError, type Problem, type RouterInputs, type RouterOutputs } from '@order-service/client';
 import type { components, paths } from '@order-service/client/rest';
 
-type NewProduct = paths['/products']['post']['requestBody']['content']['application/json'];
+type NewProduct = paths['/api/v1/products']['post']['requestBody']['content']['application/json'];
+type OrderStatus = RouterOutputs['orders']['get']['status'];
 
 declare const process: { env: Record<string, string | undefined> };
 const url = process.env.ORDER_SERVICE_URL ?? '';
@@ -68,6 +69,19 @@ export async function wrongInputs(): Promise<void> {
   const body: NewProduct = { sku: 'A-1', name: 'Mug', category: 'kitchen', price: 900, colour: 'red' };
   void price;
   void body;
+  // @ts-expect-error a JSON Patch move names where from
+  await admin.orders.patch.mutate({ id: 1, format: 'json-patch', document: [{ op: 'move', path: '/address' }] });
+  // @ts-expect-error a merge patch's quantity is an integer
+  await admin.orders.patch.mutate({ id: 1, format: 'merge-patch', document: { items: [{ product_id: 1, quantity: 'two' }] } });
+  try {
+    await admin.orders.get.query({ id: 1 });
+  } catch (error) {
+    if (isProblem(error, 'not-found')) {
+      // @ts-expect-error a not-found problem carries no allowed list
+      const allowed: OrderStatus[] = error.problem.allowed;
+      void allowed;
+    }
+  }
 }
 
 const input: RouterInputs['products']['create'] = { sku: 'SDK-' + Date.now(), name: 'Mug', category: 'kitchen-sdk', price: 900, stock: 3 };
@@ -132,7 +146,33 @@ const idempotency = {
   mismatch,
 };
 
-console.log(JSON.stringify({ created, listed: list.data.map((p) => p.sku), one, batchedRequests, burstResult, invalid, anonymousWrite, restProduct, idempotency }));
+// List queries need no input at all.
+const everything = await anonymous.products.list.query();
+
+// Patch documents are typed both ways; a refused move narrows to its allowed statuses.
+const draft = await admin.orders.create.mutate({ customer_id: adminId, items: [{ product_id: created.id, quantity: 1 }] });
+const merged = await admin.orders.patch.mutate({ id: draft.id, format: 'merge-patch', document: { address: '2 Side St', discount_code: null } });
+const patched = await admin.orders.patch.mutate({
+  id: draft.id,
+  format: 'json-patch',
+  document: [
+    { op: 'test', path: '/status', value: 'draft' },
+    { op: 'replace', path: '/items/0/quantity', value: 2 },
+  ],
+});
+let allowed: OrderStatus[] = [];
+let current: OrderStatus | undefined;
+try {
+  await admin.orders.patch.mutate({ id: draft.id, format: 'merge-patch', document: { status: 'shipped' } });
+} catch (error) {
+  if (isProblem(error, 'invalid-state-transition')) {
+    allowed = error.problem.allowed;
+    current = error.problem.current_status;
+  }
+}
+const typed = { everything: everything.page, merged: merged.address, patched: patched.total === created.price * 2, allowed, current };
+
+console.log(JSON.stringify({ created, listed: list.data.map((p) => p.sku), one, batchedRequests, burstResult, invalid, anonymousWrite, restProduct, idempotency, typed }));
 `;
 
 const consumerConfig = (moduleResolution: 'NodeNext' | 'Bundler') => ({
@@ -161,6 +201,21 @@ function specifiers(dir: string): string[] {
   }
   return found;
 }
+
+describe('the client package manifest', () => {
+  it('pins @trpc/client and its @trpc/server peer to the one version @trpc/client itself requires', () => {
+    const manifest = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      peerDependencies: Record<string, string>;
+    };
+    const client = JSON.parse(readFileSync(join(root, 'node_modules/@trpc/client/package.json'), 'utf8')) as {
+      version: string;
+      peerDependencies: Record<string, string>;
+    };
+    expect(manifest.dependencies['@trpc/client']).toBe(client.version);
+    expect(manifest.peerDependencies['@trpc/server']).toBe(client.peerDependencies['@trpc/server']);
+  });
+});
 
 describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/client, installed in a fresh project', () => {
   let project: string;
@@ -283,6 +338,10 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
 
     it('receives a write without a token as a 401 problem', () => {
       expect(output.anonymousWrite).toMatchObject({ instance: true, status: 401, problem: { type: '/problems/unauthorized' } });
+    });
+
+    it('lists without an input, patches with typed documents both ways, and narrows a refused move to its allowed statuses', () => {
+      expect(output.typed).toEqual({ everything: 1, merged: '2 Side St', patched: true, allowed: ['confirmed', 'cancelled'], current: 'draft' });
     });
   });
 });

@@ -28,7 +28,8 @@ describe('openapi-fetch with the REST types, against a listening service', () =>
 
   beforeAll(async () => {
     service = await createTestApp();
-    baseUrl = `${await service.app.listen({ port: 0, host: '127.0.0.1' })}/api/v1`;
+    // The document's one server is the origin: the paths carry /api/v1 (and /api/health).
+    baseUrl = await service.app.listen({ port: 0, host: '127.0.0.1' });
   });
   afterAll(async () => {
     await service?.close();
@@ -36,37 +37,43 @@ describe('openapi-fetch with the REST types, against a listening service', () =>
 
   it('creates a product (201, typed body) and reads the list back', async () => {
     const api = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${service.admin.token}` } });
-    const body = productInput({ category: 'rest-types' }) as paths['/products']['post']['requestBody']['content']['application/json'];
-    const { data, error, response } = await api.POST('/products', { body });
+    const body: paths['/api/v1/products']['post']['requestBody']['content']['application/json'] = productInput({ category: 'rest-types' });
+    const { data, error, response } = await api.POST('/api/v1/products', { body });
     expect(error).toBeUndefined();
     expect(response.status).toBe(201);
     const created: Product | undefined = data;
     expect(created).toMatchObject({ sku: body.sku, price: body.price });
     expect(response.headers.get('location')).toBe(`/api/v1/products/${created?.id}`);
 
-    const list = await api.GET('/products', { params: { query: { category: 'rest-types', limit: 10 } } });
+    const list = await api.GET('/api/v1/products', { params: { query: { category: 'rest-types', limit: 10 } } });
     expect(list.data?.data.map((p) => p.sku)).toEqual([body.sku]);
+
+    const health = await api.GET('/api/health');
+    expect(health.data?.status).toBe('ok');
   });
 
-  it('types a 422 answer as the Problem with its field errors', async () => {
+  it('types a 422 answer as the problems of that status, narrowed by type to its field errors', async () => {
     const api = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${service.admin.token}` } });
-    const { data, error, response } = await api.POST('/products', { body: { sku: '', name: 'Mug', category: 'kitchen', price: -5 } });
+    const { data, error, response } = await api.POST('/api/v1/products', { body: { sku: '', name: 'Mug', category: 'kitchen', price: -5 } });
     expect(data).toBeUndefined();
     expect(response.status).toBe(422);
     const problem: Problem | undefined = error;
     expect(problem).toMatchObject({ type: '/problems/validation-error', status: 422 });
-    expect(problem?.errors?.map((e) => e.field).sort()).toEqual(['price', 'sku']);
+    const fields = error?.type === '/problems/validation-error' ? error.errors.map((e) => e.field).sort() : [];
+    expect(fields).toEqual(['price', 'sku']);
   });
 
   it('refuses wrong calls at compile time', () => {
     const api = createClient<paths>({ baseUrl });
     const neverCalled = () => {
       // @ts-expect-error no such path
-      void api.GET('/product');
+      void api.GET('/api/v1/product');
+      // @ts-expect-error paths are whole: /api/v1/products
+      void api.GET('/products');
       // @ts-expect-error price is an integer, not a string
-      void api.POST('/products', { body: { sku: 'A', name: 'A', category: 'a', price: '9.00' } });
+      void api.POST('/api/v1/products', { body: { sku: 'A', name: 'A', category: 'a', price: '9.00' } });
       // @ts-expect-error the id path parameter is required
-      void api.GET('/products/{id}', {});
+      void api.GET('/api/v1/products/{id}', {});
     };
     expect(typeof neverCalled).toBe('function');
   });

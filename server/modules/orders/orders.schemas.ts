@@ -192,18 +192,21 @@ export const OrderPatch = z.object({
 });
 export type OrderPatch = z.infer<typeof OrderPatch>;
 
-export const OrderListQuery = z.object({
-  status: z
-    .string()
-    .regex(wordsPattern([...STATUS_WORDS, 'active']), 'must be an order status (any case), an upper-case alias, or active')
-    .optional()
-    .meta({
-      description: 'A status in any case, an upper-case alias, or `active` (confirmed, paid, shipped, delivered).',
-      example: 'active',
-      override: closedSetInAnyCase([...ORDER_STATUSES, ...UPPER_CASE_NAMES, 'active']),
-    }),
-  ...PageQuery,
-});
+export const OrderListQuery = z
+  .object({
+    status: z
+      .string()
+      .regex(wordsPattern([...STATUS_WORDS, 'active']), 'must be an order status (any case), an upper-case alias, or active')
+      .optional()
+      .meta({
+        description: 'A status in any case, an upper-case alias, or `active` (confirmed, paid, shipped, delivered).',
+        example: 'active',
+        override: closedSetInAnyCase([...ORDER_STATUSES, ...UPPER_CASE_NAMES, 'active']),
+      }),
+    ...PageQuery,
+  })
+  // No input at all is the first page of everything: `list()` needs no `{}`.
+  .prefault({});
 export type OrderListQuery = z.infer<typeof OrderListQuery>;
 
 export const OrderList = listOf(Order).meta({ id: 'OrderList' });

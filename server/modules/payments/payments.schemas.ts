@@ -27,10 +27,13 @@ export const Payment = z
   .meta({ id: 'Payment' });
 export type Payment = z.infer<typeof Payment>;
 
-export const PaymentListQuery = z.object({
-  order_id: Id.optional().meta({ description: 'Only the payments of this order.' }),
-  ...PageQuery,
-});
+export const PaymentListQuery = z
+  .object({
+    order_id: Id.optional().meta({ description: 'Only the payments of this order.' }),
+    ...PageQuery,
+  })
+  // No input at all is the first page of everything: `list()` needs no `{}`.
+  .prefault({});
 export type PaymentListQuery = z.infer<typeof PaymentListQuery>;
 
 export const PaymentList = listOf(Payment).meta({ id: 'PaymentList' });

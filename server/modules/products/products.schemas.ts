@@ -62,15 +62,18 @@ export type ProductReplace = z.infer<typeof ProductReplace>;
 
 const sortPattern = new RegExp(`^-?(${SORT_FIELDS.join('|')})(,-?(${SORT_FIELDS.join('|')}))*$`);
 
-export const ProductListQuery = z.object({
-  category: text(1, 64).optional().meta({ description: 'Exact category match.', example: 'apparel' }),
-  sort: z
-    .string()
-    .regex(sortPattern, `must be a comma list of ${SORT_FIELDS.join(', ')}, each optionally prefixed with - for descending`)
-    .optional()
-    .meta({ description: 'Comma list of name, price, created_at, id; prefix - for descending. Default: id.', example: '-price,name' }),
-  ...PageQuery,
-});
+export const ProductListQuery = z
+  .object({
+    category: text(1, 64).optional().meta({ description: 'Exact category match.', example: 'apparel' }),
+    sort: z
+      .string()
+      .regex(sortPattern, `must be a comma list of ${SORT_FIELDS.join(', ')}, each optionally prefixed with - for descending`)
+      .optional()
+      .meta({ description: 'Comma list of name, price, created_at, id; prefix - for descending. Default: id.', example: '-price,name' }),
+    ...PageQuery,
+  })
+  // No input at all is the first page of everything: `list()` needs no `{}`.
+  .prefault({});
 export type ProductListQuery = z.infer<typeof ProductListQuery>;
 
 export const ProductList = listOf(Product).meta({ id: 'ProductList' });
