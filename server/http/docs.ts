@@ -1,8 +1,10 @@
 import { createRequire } from 'node:module';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
+import { SCOPES } from '../auth/policy.ts';
 import { isProblemSlug, problemTypes } from '../errors/problems.ts';
 import { DomainError } from '../errors/problems.ts';
+import { DOCS_CLIENT_ID } from '../modules/clients/clients.service.ts';
 
 const require = createRequire(import.meta.url);
 // absolute-path.js only: the package's main module would load the whole UI bundle into the server.
@@ -34,7 +36,40 @@ const DOCS_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; " +
   "font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-const initScript = `window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`;
+/**
+ * "Authorize" runs the authorization code flow with PKCE as the first-party docs client (made sure
+ * of at start, redirecting only to this page's oauth2-redirect.html), every scope preselected.
+ */
+const initScript = `window.ui = SwaggerUIBundle({
+  url: '/api/openapi.json',
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  oauth2RedirectUrl: window.location.origin + '/api/docs/oauth2-redirect.html',
+});
+window.ui.initOAuth({
+  clientId: ${JSON.stringify(DOCS_CLIENT_ID)},
+  appName: 'order-service API docs',
+  usePkceWithAuthorizationCodeGrant: true,
+  scopes: ${JSON.stringify(SCOPES.join(' '))},
+});
+`;
+
+/**
+ * Where the authorization server sends the browser back with the code: Swagger UI's redirect
+ * script (an external file, so no inline script is needed) hands it to the docs page that opened
+ * the window. The URL carries the code: it is never cached, framed or sent on as a Referer.
+ */
+const redirectPage = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Signing in - order-service API docs</title>
+</head>
+<body>
+<script src="/api/docs/assets/oauth2-redirect.js"></script>
+</body>
+</html>`;
+const REDIRECT_CSP = "default-src 'none'; script-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** Interactive docs (Swagger UI, served from our own node_modules: no CDN) and problem type pages. */
 export async function registerDocs(app: FastifyInstance): Promise<void> {
@@ -49,6 +84,15 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
   );
   app.get('/api/docs/init.js', async (_request, reply) =>
     reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(initScript),
+  );
+  app.get('/api/docs/oauth2-redirect.html', async (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', REDIRECT_CSP)
+      .header('x-frame-options', 'DENY')
+      .header('referrer-policy', 'no-referrer')
+      .send(redirectPage),
   );
 
   app.get<{ Params: { slug: string } }>('/problems/:slug', async (request, reply) => {
