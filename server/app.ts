@@ -6,6 +6,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { TokenService } from './auth/tokens.ts';
 import type { Database } from './db/client.ts';
 import { DomainError } from './errors/problems.ts';
+import { fastifyTrustProxy, type TrustProxy } from './lib/client-address.ts';
 import { registerDocs } from './http/docs.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { answerClientError } from './http/client-errors.ts';
@@ -23,7 +24,11 @@ export interface AppOptions {
   database: Database;
   tokens: TokenService;
   bodyLimit?: number;
-  trustProxy?: boolean;
+  /**
+   * Which proxies' `X-Forwarded-*` to believe (server/lib/client-address.ts): a hop count (`true`
+   * is 1: only the nearest proxy), or the proxies' addresses and CIDR ranges; none by default.
+   */
+  trustProxy?: TrustProxy | boolean;
   logger?: FastifyServerOptions['logger'];
   /**
    * Requests (tRPC calls) per window per caller (`sub`, else client IP), counted in Redis when
@@ -99,7 +104,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     logController: new OneLinePerRequest(),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    trustProxy: options.trustProxy ?? false,
+    trustProxy: fastifyTrustProxy(options.trustProxy),
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();

@@ -8,12 +8,27 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS, MIN_SECRET_BYTES } from './auth/tokens.ts';
 import { defaultDatabaseTimeouts, type DatabaseTimeouts } from './db/client.ts';
+import { isProxyEntry, type TrustProxy } from './lib/client-address.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+/**
+ * `false`/`no`: no proxy; `true`/`yes`: one proxy (only the nearest is believed); a hop count; or a
+ * comma list of the proxies' addresses and CIDR ranges.
+ */
+const trustProxy = z.string().transform((value, ctx): TrustProxy => {
+  const text = value.trim().toLowerCase();
+  if (text === 'false' || text === 'no') return false;
+  if (text === 'true' || text === 'yes') return 1;
+  if (/^\d+$/.test(text)) {
+    const hops = Number(text);
+    if (hops <= 32) return hops === 0 ? false : hops;
+  }
+  const entries = value.split(',').map((entry) => entry.trim());
+  if (entries.every((entry) => entry !== '' && isProxyEntry(entry))) return entries;
+  ctx.addIssue({ code: 'custom', message: 'must be true (one proxy), false, a hop count (0-32), or a comma list of proxy addresses or CIDR ranges such as 10.0.0.0/8' });
+  return z.NEVER;
+});
 
 const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -51,7 +66,7 @@ const EnvSchema = z.object({
   RATE_LIMIT_MAX: positiveInt.default(600),
   RATE_LIMIT_WINDOW: z.string().min(1).default('1 minute'),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be redis://... or rediss://...').optional(),
-  TRUST_PROXY: bool.optional(),
+  TRUST_PROXY: trustProxy.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PUBLIC_URL: z.url().optional(),
   CORS_ORIGINS: z
@@ -83,7 +98,8 @@ export interface Config {
   rateLimit: { max: number; window: string };
   /** Rate-limit counters in Redis, shared by every instance; in memory when unset. */
   redisUrl: string | undefined;
-  trustProxy: boolean;
+  /** Which proxies' `X-Forwarded-*` to believe (server/lib/client-address.ts). */
+  trustProxy: TrustProxy;
   logLevel: string;
   publicUrl: string | undefined;
   tls: { cert: string; key: string } | undefined;
@@ -118,9 +134,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push('JWT_JWKS_URL: also set JWT_JWKS_ISSUER and JWT_JWKS_AUDIENCE (the external tokens\' iss and aud)');
   }
   if (production && !has('JWT_SECRET')) problems.push('JWT_SECRET: required in production (at least 32 bytes)');
-  const trustsProxy = ['true', '1', 'yes'].includes(String(present.TRUST_PROXY));
+  const trustsProxy = has('TRUST_PROXY') && !['false', 'no', '0'].includes(String(present.TRUST_PROXY).trim().toLowerCase());
   if (production && !trustsProxy && !has('TLS_CERT_FILE')) {
-    problems.push('TRUST_PROXY: production refuses plain HTTP; set TLS_CERT_FILE/TLS_KEY_FILE, or TRUST_PROXY=true behind a TLS-terminating proxy');
+    problems.push('TRUST_PROXY: production refuses plain HTTP; set TLS_CERT_FILE/TLS_KEY_FILE, or TRUST_PROXY behind a TLS-terminating proxy');
+  }
+  // The OAuth issuer and every URL the metadata names: never guessed from the listening address.
+  if (production && !has('PUBLIC_URL')) {
+    problems.push('PUBLIC_URL: required in production (the public base URL, such as https://orders.example.com: the OAuth issuer and its endpoints)');
   }
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;

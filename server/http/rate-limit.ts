@@ -16,6 +16,7 @@ import rateLimitPlugin from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { DomainError } from '../errors/problems.ts';
+import { addressKey } from '../lib/client-address.ts';
 
 export interface RateLimitOptions {
   /** Requests (tRPC calls) per window per caller. */
@@ -87,7 +88,8 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     global: false,
     max: options.max,
     timeWindow: options.timeWindow,
-    keyGenerator: (request) => (request.caller ? `sub:${request.caller.sub}` : `ip:${request.ip}`),
+    // An address by its key: an IPv6 client by its /64 (server/lib/client-address.ts).
+    keyGenerator: (request) => (request.caller ? `sub:${request.caller.sub}` : `ip:${addressKey(request.ip)}`),
     // Fail open: a store error (Redis down or slow) lets the request through uncounted.
     skipOnError: true,
     ...(redis ? { redis, nameSpace: 'order-service:rate-limit:' } : {}),

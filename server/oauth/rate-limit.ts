@@ -1,18 +1,19 @@
 /**
  * The stricter limit of the sign-in and token endpoints (CONTRACT section 9): `max` requests per
- * window per client address on POST /oauth/token, /oauth/authorize and /oauth/revoke, on top of
+ * window per client address (an IPv6 client by its /64) on POST /oauth/token, /oauth/authorize and /oauth/revoke, on top of
  * the service-wide limit. It uses the service's rate-limit store (server/http/rate-limit.ts:
  * Redis when REDIS_URL is set, so every instance shares the count; memory otherwise) and, like
  * the service-wide limit, fails open when that store does not answer.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../errors/problems.ts';
+import { addressKey } from '../lib/client-address.ts';
 
 export function oauthRateLimit(app: FastifyInstance, options: { max: number; timeWindow: string | number }) {
   const limit = app.createRateLimit({
     max: options.max,
     timeWindow: options.timeWindow,
-    keyGenerator: (request) => `oauth:ip:${request.ip}`,
+    keyGenerator: (request) => `oauth:ip:${addressKey(request.ip)}`,
     skipOnError: true,
   });
   return async function countOAuthRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -146,7 +146,7 @@ describe('ADMIN_EMAIL and ADMIN_PASSWORD: both or neither', () => {
   });
 });
 
-describe('production refuses a missing JWT_SECRET and plain HTTP without TRUST_PROXY', () => {
+describe('production refuses a missing JWT_SECRET, plain HTTP without TRUST_PROXY, and a missing PUBLIC_URL', () => {
   it('NODE_ENV=production without JWT_SECRET is refused naming JWT_SECRET', () => {
     const problems = problemsOf({ NODE_ENV: 'production', TRUST_PROXY: 'true' });
     expect(naming(problems, 'JWT_SECRET')).toBe(true);
@@ -164,9 +164,50 @@ describe('production refuses a missing JWT_SECRET and plain HTTP without TRUST_P
 
   it('NODE_ENV=production behind a TLS proxy with a secret starts, and writes no secret file', () => {
     const dataDir = freshDataDir();
-    const config = loadConfig({ NODE_ENV: 'production', TRUST_PROXY: 'true', JWT_SECRET: SECRET, DATA_DIR: dataDir });
-    expect(config).toMatchObject({ env: 'production', trustProxy: true, jwt: { secret: SECRET } });
+    const config = loadConfig({ NODE_ENV: 'production', TRUST_PROXY: 'true', JWT_SECRET: SECRET, PUBLIC_URL: 'https://orders.example.com', DATA_DIR: dataDir });
+    expect(config).toMatchObject({ env: 'production', trustProxy: 1, jwt: { secret: SECRET }, publicUrl: 'https://orders.example.com' });
     expect(existsSync(join(dataDir, 'jwt-secret'))).toBe(false);
+  });
+
+  it('NODE_ENV=production without PUBLIC_URL is refused naming PUBLIC_URL (the OAuth issuer is never the listening address there)', () => {
+    const problems = problemsOf({ NODE_ENV: 'production', TRUST_PROXY: 'true', JWT_SECRET: SECRET });
+    expect(problems.filter((p) => p.includes('PUBLIC_URL'))).toHaveLength(1);
+    expect(naming(problems, 'JWT_SECRET')).toBe(false);
+    // Development and test derive it from the listening address.
+    expect(load({ NODE_ENV: 'test', JWT_SECRET: SECRET }).publicUrl).toBeUndefined();
+  });
+
+  it('TRUST_PROXY=false, no or 0 is no proxy: production still refuses plain HTTP', () => {
+    for (const value of ['false', '0', 'no']) {
+      expect(naming(problemsOf({ NODE_ENV: 'production', TRUST_PROXY: value, JWT_SECRET: SECRET, PUBLIC_URL: 'https://o.example.com' }), 'TRUST_PROXY')).toBe(true);
+    }
+  });
+});
+
+describe('TRUST_PROXY: true (the nearest proxy only), a hop count, or the proxies\' addresses and ranges', () => {
+  it.each([
+    ['true', 1],
+    ['yes', 1],
+    ['1', 1],
+    ['2', 2],
+    ['false', false],
+    ['no', false],
+    ['0', false],
+  ])('TRUST_PROXY=%s trusts %s', (value, expected) => {
+    expect(load({ TRUST_PROXY: value, JWT_SECRET: SECRET }).trustProxy).toBe(expected);
+  });
+
+  it('a comma list of addresses, CIDR ranges and proxy-addr names is kept as a list', () => {
+    expect(load({ TRUST_PROXY: '10.0.0.1, 10.1.0.0/16,2001:db8::/32 ,loopback', JWT_SECRET: SECRET }).trustProxy).toEqual([
+      '10.0.0.1',
+      '10.1.0.0/16',
+      '2001:db8::/32',
+      'loopback',
+    ]);
+  });
+
+  it.each(['maybe', '10.0.0.0/33', 'proxy.example.com', '10.0.0.1,', '99', '-1'])('TRUST_PROXY=%s is refused naming it', (value) => {
+    expect(naming(problemsOf({ TRUST_PROXY: value, JWT_SECRET: SECRET }), 'TRUST_PROXY')).toBe(true);
   });
 });
 
