@@ -594,7 +594,7 @@ export interface components {
             /** @constant */
             status: 410;
         } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
-        /** @description Precondition failed (412): The `If-Match` header does not match the current `ETag` of the resource: it changed since you read it. See [/problems/precondition-failed](/problems/precondition-failed). */
+        /** @description Precondition failed (412): The `If-Match` header does not match the current `ETag` of the resource: it changed since you read it. `current_etag` is its tag now; read it again before you retry. See [/problems/precondition-failed](/problems/precondition-failed). */
         PreconditionFailedProblem: {
             /** @constant */
             type: "/problems/precondition-failed";
@@ -610,7 +610,7 @@ export interface components {
             /** @constant */
             status: 409;
         } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
-        /** @description Invalid state transition (409): The order cannot move from its current status to the requested one. `allowed` lists the statuses it can move to. See [/problems/invalid-state-transition](/problems/invalid-state-transition). */
+        /** @description Invalid state transition (409): The order cannot move from its current status to the requested one. `current_status` and `requested_status` name the move; `allowed` lists the statuses it can move to by the same means (it may be empty). See [/problems/invalid-state-transition](/problems/invalid-state-transition). */
         InvalidStateTransitionProblem: {
             /** @constant */
             type: "/problems/invalid-state-transition";
@@ -623,7 +623,7 @@ export interface components {
             /** @description Where the order can go by the same means (may be empty). */
             allowed: components["schemas"]["OrderStatus"][];
         } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
-        /** @description Insufficient stock (409): One or more order lines cannot be reserved from stock; nothing was reserved. See [/problems/insufficient-stock](/problems/insufficient-stock). */
+        /** @description Insufficient stock (409): One or more order lines cannot be reserved from stock; nothing was reserved. `product_ids` names the products whose stock is short. See [/problems/insufficient-stock](/problems/insufficient-stock). */
         InsufficientStockProblem: {
             /** @constant */
             type: "/problems/insufficient-stock";

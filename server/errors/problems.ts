@@ -82,13 +82,14 @@ export const problemTypes = {
     status: 409,
     title: 'Invalid state transition',
     code: 'CONFLICT',
-    description: 'The order cannot move from its current status to the requested one. `allowed` lists the statuses it can move to.',
+    description:
+      'The order cannot move from its current status to the requested one. `current_status` and `requested_status` name the move; `allowed` lists the statuses it can move to by the same means (it may be empty).',
   },
   'insufficient-stock': {
     status: 409,
     title: 'Insufficient stock',
     code: 'CONFLICT',
-    description: 'One or more order lines cannot be reserved from stock; nothing was reserved.',
+    description: 'One or more order lines cannot be reserved from stock; nothing was reserved. `product_ids` names the products whose stock is short.',
   },
   'order-has-payment': {
     status: 409,
@@ -130,7 +131,8 @@ export const problemTypes = {
     status: 412,
     title: 'Precondition failed',
     code: 'PRECONDITION_FAILED',
-    description: 'The `If-Match` header does not match the current `ETag` of the resource: it changed since you read it.',
+    description:
+      'The `If-Match` header does not match the current `ETag` of the resource: it changed since you read it. `current_etag` is its tag now; read it again before you retry.',
   },
   'payload-too-large': {
     status: 413,
