@@ -179,7 +179,7 @@ export function authorizeSubmit(ctx: OAuthContext, request: FastifyRequest, repl
     if (email === '' || password === '') {
       return showForm(ctx, request, reply, authorization, { status: 400, email, error: 'Enter your email and password.' });
     }
-    const result = await ctx.signIn.signIn(email, password);
+    const result = await ctx.signIn.signIn(email, password, request.ip);
     if (!result.ok) {
       const waiting = result.retryAfterSeconds;
       return showForm(ctx, request, reply, authorization, {

@@ -37,7 +37,8 @@ async function purgeWhere(db: Db, table: typeof oauthAuthorizationCodes | typeof
  * refresh tokens past their expiry; sign-in failures old enough to be forgotten and no longer
  * blocking. Returns how many rows it deleted.
  */
-export async function purgeExpiredGrants(db: Db, settings: Pick<OAuthSettings, 'refreshTokenTtlDays' | 'backoff'>): Promise<number> {
+export async function purgeExpiredGrants(db: Db, settings: Pick<OAuthSettings, 'refreshTokenTtlDays' | 'backoff' | 'accountBackoff'>): Promise<number> {
+  const forgetAfterMs = Math.max(settings.backoff.forgetAfterMs, settings.accountBackoff.forgetAfterMs);
   const codes = oauthAuthorizationCodes;
   const refresh = oauthRefreshTokens;
   const failures = signInFailures;
@@ -51,7 +52,7 @@ export async function purgeExpiredGrants(db: Db, settings: Pick<OAuthSettings, '
     await purgeWhere(
       db,
       failures,
-      sql`${failures.lastFailureAt} < now() - make_interval(secs => ${settings.backoff.forgetAfterMs / 1000}) and (${failures.blockedUntil} is null or ${failures.blockedUntil} < now())`,
+      sql`${failures.lastFailureAt} < now() - make_interval(secs => ${forgetAfterMs / 1000}) and (${failures.blockedUntil} is null or ${failures.blockedUntil} < now())`,
     ),
   ];
   return counts.reduce((a, b) => a + b, 0);

@@ -67,7 +67,7 @@ export async function registerOAuth(app: FastifyInstance, deps: OAuthDeps): Prom
     tokens: deps.tokens,
     settings,
     issuer: issuerOf(app, settings.issuer, deps.tls),
-    signIn: new SignIn(deps.db, purposeKey(settings.secretKey, 'sign-in-account'), settings.backoff),
+    signIn: new SignIn(deps.db, purposeKey(settings.secretKey, 'sign-in-account'), settings.backoff, settings.accountBackoff),
     csrf: new CsrfTokens(purposeKey(settings.secretKey, 'csrf'), settings.formTtlSeconds),
   };
   const limited = oauthRateLimit(app, settings.rateLimit);

@@ -6,11 +6,11 @@
 import { createHmac } from 'node:crypto';
 
 export interface SignInBackoffSettings {
-  /** Failed sign-ins in a row an account may have before each further attempt waits. */
+  /** Failed sign-ins in a row a bucket may have before each further attempt waits. */
   freeFailures: number;
   /** The wait after the last free failure; it doubles with each further failure. */
   baseDelayMs: number;
-  /** The longest wait: the real user is never kept out longer than this. */
+  /** The longest wait after one failure. */
   maxDelayMs: number;
   /** Failures older than this are forgotten (the count starts again). */
   forgetAfterMs: number;
@@ -36,7 +36,10 @@ export interface OAuthSettings {
   formTtlSeconds: number;
   /** Requests per window per client address on POST /oauth/token, /oauth/authorize and /oauth/revoke. */
   rateLimit: { max: number; timeWindow: string | number };
+  /** The sign-in backoff per account and client address (server/oauth/sign-in.ts). */
   backoff: SignInBackoffSettings;
+  /** The sign-in backoff per account, from every address together: a much higher threshold. */
+  accountBackoff: SignInBackoffSettings;
   /** How often expired codes and refresh tokens are purged. */
   purgeIntervalMs: number;
 }
@@ -49,16 +52,25 @@ export const defaultOAuthSettings: OAuthSettings = {
   formTtlSeconds: 30 * 60,
   rateLimit: { max: 20, timeWindow: '1 minute' },
   backoff: { freeFailures: 5, baseDelayMs: 1000, maxDelayMs: 60_000, forgetAfterMs: 15 * 60_000 },
+  accountBackoff: { freeFailures: 50, baseDelayMs: 1000, maxDelayMs: 5 * 60_000, forgetAfterMs: 15 * 60_000 },
   purgeIntervalMs: 10 * 60_000,
 };
 
 /** What `buildApp({ oauth })` takes: any part of the settings; the rest keeps its default. */
-export type OAuthOptions = Partial<Omit<OAuthSettings, 'backoff'>> & { backoff?: Partial<SignInBackoffSettings> };
+export type OAuthOptions = Partial<Omit<OAuthSettings, 'backoff' | 'accountBackoff'>> & {
+  backoff?: Partial<SignInBackoffSettings>;
+  accountBackoff?: Partial<SignInBackoffSettings>;
+};
 
 export function resolveOAuthSettings(options: OAuthOptions = {}): OAuthSettings {
-  const { backoff, ...rest } = options;
+  const { backoff, accountBackoff, ...rest } = options;
   const defined = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)) as Partial<OAuthSettings>;
-  return { ...defaultOAuthSettings, ...defined, backoff: { ...defaultOAuthSettings.backoff, ...backoff } };
+  return {
+    ...defaultOAuthSettings,
+    ...defined,
+    backoff: { ...defaultOAuthSettings.backoff, ...backoff },
+    accountBackoff: { ...defaultOAuthSettings.accountBackoff, ...accountBackoff },
+  };
 }
 
 /** One key per purpose, so a value made for one purpose is never good for another. */

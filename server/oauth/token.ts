@@ -28,7 +28,7 @@ export interface TokenResponse {
   scope: string;
 }
 
-type Grant = (ctx: OAuthContext, client: OAuthClient, params: Params) => Promise<TokenResponse>;
+type Grant = (ctx: OAuthContext, client: OAuthClient, params: Params, request: FastifyRequest) => Promise<TokenResponse>;
 
 /** What a grant found in its transaction: a user's tokens to issue, or why it refuses. */
 type Outcome = { refused: string } | { user: { id: number; role: Role; name: string }; scope: string; refreshToken: string | undefined };
@@ -118,12 +118,12 @@ const clientCredentials: Grant = async (ctx, client, params) => {
 };
 
 /** RFC 6749 section 4.3, for our own (first-party) applications only. */
-const password: Grant = async (ctx, client, params) => {
+const password: Grant = async (ctx, client, params, request) => {
   if (!client.firstParty) throw unauthorizedClient('The password grant is only for first-party clients; use the authorization code flow.');
   const username = required(params, 'username');
   const secret = required(params, 'password');
   const scope = grantScope(parseScope(params.get('scope')), client.scopes, "the client's registered scopes");
-  const result = await ctx.signIn.signIn(username, secret);
+  const result = await ctx.signIn.signIn(username, secret, request.ip);
   if (!result.ok) {
     if (result.retryAfterSeconds === undefined) throw invalidGrant(WRONG_CREDENTIALS);
     throw new OAuthError('invalid_grant', waitMessage(result.retryAfterSeconds), { headers: { 'retry-after': String(result.retryAfterSeconds) } });
@@ -152,6 +152,6 @@ export async function tokenEndpoint(ctx: OAuthContext, request: FastifyRequest, 
   }
   const { client } = await authenticateClient(ctx.db, request.headers.authorization, params);
   if (!client.grantTypes.includes(grantType)) throw unauthorizedClient(`This client is not registered for the ${grantType} grant.`);
-  const body = await grants[grantType](ctx, client, params);
+  const body = await grants[grantType](ctx, client, params, request);
   return noStore(reply).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }

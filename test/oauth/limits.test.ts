@@ -1,9 +1,10 @@
 /**
  * Abuse limits (CONTRACT section 9, issue 10 item 8): a per-address limit on the token,
- * revocation and sign-in endpoints, and a per-account sign-in backoff that neither tells which
- * accounts exist nor keeps the real user out longer than its cap.
+ * revocation and sign-in endpoints, and a sign-in backoff (per account and address, and per
+ * account) that counts parallel guesses, tells nothing about which accounts exist, and cannot be
+ * used to keep the real user out.
  */
-import { eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInFailures } from '../../server/db/schema.ts';
 import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
@@ -52,7 +53,7 @@ describe('the per-address limit on /oauth (small limit)', () => {
   });
 });
 
-describe('the sign-in backoff per account', () => {
+describe('the sign-in backoff per account and address', () => {
   let server: OAuthTestServer;
   let app: TestClient;
   let ada: TestUser;
@@ -65,7 +66,7 @@ describe('the sign-in backoff per account', () => {
 
   const passwordGrant = (username: string, password: string) => postToken(server.base, { grant_type: 'password', client_id: app.client.client_id, username, password });
 
-  /** Lets the account's current wait pass, as time would. */
+  /** Lets the current waits pass, as time would. */
   const waitOut = () => server.db.update(signInFailures).set({ blockedUntil: sql`now() - interval '1 millisecond'` });
 
   const rows = () => server.db.select().from(signInFailures);
@@ -83,7 +84,9 @@ describe('the sign-in backoff per account', () => {
     await waitOut();
     const ok = await passwordGrant(ada.email, TEST_PASSWORD);
     expect(ok.status).toBe(200);
-    expect(await rows()).toEqual([]);
+    // The address starts afresh; the account keeps its three real failures (far below its own threshold).
+    expect((await rows()).map((row) => [row.failures, row.blockedUntil])).toEqual([[3, null]]);
+    await server.db.delete(signInFailures);
   });
 
   it('the wait doubles with each further failure, up to the cap', async () => {
@@ -93,7 +96,7 @@ describe('the sign-in backoff per account', () => {
       await waitOut();
       await passwordGrant(email, 'wrong-password');
       const [row] = await server.db
-        .select({ ms: sql<number>`extract(epoch from (${signInFailures.blockedUntil} - ${signInFailures.lastFailureAt})) * 1000` })
+        .select({ ms: sql<number>`max(extract(epoch from (${signInFailures.blockedUntil} - ${signInFailures.lastFailureAt})) * 1000)` })
         .from(signInFailures);
       waits.push(Math.round(Number(row?.ms ?? 0)));
     }
@@ -101,7 +104,7 @@ describe('the sign-in backoff per account', () => {
     await server.db.delete(signInFailures);
   });
 
-  it('an unknown email is treated exactly like a known one: same words, same backoff, one row', async () => {
+  it('an unknown email is treated exactly like a known one: same words, same backoff, same rows', async () => {
     const ghost = `nobody-${Date.now()}@example.com`;
     const answers: unknown[] = [];
     for (const email of [ada.email, ghost]) {
@@ -110,9 +113,9 @@ describe('the sign-in backoff per account', () => {
       answers.push({ status: response.status, retryAfter: response.headers.get('retry-after'), body: ((await response.json()) as { error_description: string }).error_description });
     }
     expect(answers[1]).toEqual(answers[0]);
-    // Keyed by an HMAC: the table holds no email, not even a plain hash of one.
+    // Keyed by HMACs: the table holds no email, user id or address, not even a plain hash of one.
     const stored = await rows();
-    expect(stored).toHaveLength(2);
+    expect(stored).toHaveLength(4);
     for (const row of stored) expect(row.accountKey).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(JSON.stringify(stored)).not.toContain(ada.email);
     await server.db.delete(signInFailures);
@@ -132,6 +135,7 @@ describe('the sign-in backoff per account', () => {
     await waitOut();
     const signedIn = await postForm(server.base, { ...form.fields, email: ada.email, password: TEST_PASSWORD }, form.cookie);
     expect(signedIn.status).toBe(303);
+    await server.db.delete(signInFailures);
   });
 
   it('old failures are forgotten: the count starts again', async () => {
@@ -139,9 +143,93 @@ describe('the sign-in backoff per account', () => {
     for (let i = 0; i < 2; i++) await passwordGrant(email, 'wrong-password');
     await server.db.update(signInFailures).set({ lastFailureAt: sql`now() - interval '1 hour'` });
     await passwordGrant(email, 'wrong-password');
-    const [row] = await rows();
-    expect(row?.failures).toBe(1);
-    expect(row?.blockedUntil).toBeNull();
-    await server.db.delete(signInFailures).where(eq(signInFailures.accountKey, row?.accountKey ?? ''));
+    const stored = await rows();
+    expect(stored.map((row) => [row.failures, row.blockedUntil])).toEqual([
+      [1, null],
+      [1, null],
+    ]);
+    await server.db.delete(signInFailures);
+  });
+
+  it('parallel guesses are counted before any is checked: of 30 at once, only the free 3 get their password checked', async () => {
+    const guesses = await Promise.all(Array.from({ length: 30 }, (_, i) => passwordGrant(ada.email, `wrong-password-${i}`)));
+    const words = await Promise.all(guesses.map(async (response) => ((await response.json()) as { error_description: string }).error_description));
+    expect(words.filter((text) => text === 'The email or password is incorrect.')).toHaveLength(3);
+    expect(words.filter((text) => text.startsWith('Too many failed sign-ins'))).toHaveLength(27);
+    await waitOut();
+    expect((await passwordGrant(ada.email, TEST_PASSWORD)).status).toBe(200);
+    await server.db.delete(signInFailures);
+  });
+
+  it('an email spelled outside ASCII is refused unchecked: it never signs in as the user the database would fold it to', async () => {
+    const alice = await server.createUser('customer', `alice-${Date.now()}@example.com`);
+    // U+0130 (capital I with dot above): PostgreSQL's lower() makes it "i", JavaScript's two characters.
+    const lookalike = alice.email.replace('alice', 'al\u0130ce');
+    for (let i = 0; i < 3; i++) await passwordGrant(alice.email, 'wrong-password');
+    const response = await passwordGrant(lookalike, TEST_PASSWORD);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: 'invalid_grant', error_description: 'The email or password is incorrect.' });
+    // Nor while the account is not waiting: such a username is never checked.
+    await waitOut();
+    expect((await passwordGrant(lookalike, TEST_PASSWORD)).status).toBe(400);
+    expect((await passwordGrant(alice.email.toUpperCase(), TEST_PASSWORD)).status).toBe(200);
+    await server.db.delete(signInFailures);
+  });
+});
+
+describe('the sign-in backoff cannot keep the real user out', () => {
+  let server: OAuthTestServer;
+  let app: TestClient;
+  let ada: TestUser;
+  beforeAll(async () => {
+    server = await startOAuthServer({
+      oauth: { backoff: { freeFailures: 3, baseDelayMs: 60_000, maxDelayMs: 60_000 }, accountBackoff: { freeFailures: 6, baseDelayMs: 60_000, maxDelayMs: 60_000 } },
+    });
+    app = await insertClient(server.db);
+    ada = await server.createUser('customer');
+  });
+  afterAll(() => server?.close());
+
+  /** The password grant from a client address of one's choosing. */
+  const grantFrom = async (address: string, password: string, username = ada.email) => {
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      remoteAddress: address,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ grant_type: 'password', client_id: app.client.client_id, username, password }).toString(),
+    });
+    return { status: response.statusCode, description: (response.json() as { error_description?: string }).error_description };
+  };
+  const waiting = expect.stringMatching(/^Too many failed sign-ins/);
+  const incorrect = 'The email or password is incorrect.';
+
+  it('an attacker failing from one address waits; the real user elsewhere signs in', async () => {
+    for (let i = 0; i < 3; i++) expect(await grantFrom('198.51.100.1', 'wrong-password')).toEqual({ status: 400, description: incorrect });
+    expect(await grantFrom('198.51.100.1', TEST_PASSWORD)).toEqual({ status: 400, description: waiting });
+    expect((await grantFrom('192.0.2.10', TEST_PASSWORD)).status).toBe(200);
+    // The attacker still waits; an IPv6 attacker's neighbours in the same /64 are the same address.
+    expect((await grantFrom('198.51.100.1', 'wrong-password')).description).toEqual(waiting);
+    for (let i = 0; i < 3; i++) await grantFrom(`2001:db8:7:7::${i + 1}`, 'wrong-password');
+    expect(await grantFrom('2001:db8:7:7::99', TEST_PASSWORD)).toEqual({ status: 400, description: waiting });
+    await server.db.delete(signInFailures);
+  });
+
+  it('failures from many addresses make the account wait, but an address without failures on it is still heard', async () => {
+    // Two failures from each of three addresses: none waits for itself, the account has 6.
+    for (const address of ['198.51.100.11', '198.51.100.12', '198.51.100.13']) {
+      for (let i = 0; i < 2; i++) expect((await grantFrom(address, 'wrong-password')).description).toBe(incorrect);
+    }
+    // The attackers' addresses wait now, even with the right password.
+    expect(await grantFrom('198.51.100.11', TEST_PASSWORD)).toEqual({ status: 400, description: waiting });
+    // A fresh address is checked: a wrong password fails (and that address then waits too) ...
+    expect(await grantFrom('198.51.100.14', 'wrong-password')).toEqual({ status: 400, description: incorrect });
+    expect(await grantFrom('198.51.100.14', TEST_PASSWORD)).toEqual({ status: 400, description: waiting });
+    // ... and the real user, from an address that has not failed, signs in during the account's wait.
+    expect((await grantFrom('192.0.2.20', TEST_PASSWORD)).status).toBe(200);
+    // Another email's account is unaffected by this one's wait.
+    const grace = await server.createUser('customer');
+    expect((await grantFrom('198.51.100.11', TEST_PASSWORD, grace.email)).status).toBe(200);
+    await server.db.delete(signInFailures);
   });
 });

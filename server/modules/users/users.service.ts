@@ -14,7 +14,7 @@ import { revokeUserGrants } from './users.grants.ts';
 
 /**
  * The columns a user is answered with. `password_hash` is not among them: only the queries that
- * verify a password read it (`passwordHashOf`, `verifyCredentials`, `ensureAdmin`), so no other path can leak it.
+ * verify a password read it (`passwordHashOf`, `findSignInAccount`, `lockSignedInUser`, `ensureAdmin`), so no other path can leak it.
  */
 const userColumns = {
   id: users.id,
@@ -236,18 +236,49 @@ export async function findUserByEmail({ db, email }: { db: Db; email: string }):
 // password. Made at start (off the event loop), so not even the first such answer takes longer.
 const absentUserHash = hashPassword('no user has this email');
 
+/** A sign-in's account: the user and the password hash its password is checked against. */
+export interface SignInAccount {
+  user: UserRecord;
+  passwordHash: string;
+}
+
 /**
- * The user with this email (any case) and password, else undefined: a sign-in. Whether the email
- * exists shows neither in the answer nor in its timing.
+ * The user with this email, compared as the database folds case (`lower()` on both sides, the
+ * same comparison as the unique index), with the hash to check a sign-in against; else undefined.
  */
-export async function verifyCredentials({ db, email, password }: { db: Db; email: string; password: string }): Promise<UserRecord | undefined> {
+export async function findSignInAccount({ db, email }: { db: Db; email: string }): Promise<SignInAccount | undefined> {
   const [row] = await db.select({ ...userColumns, passwordHash: users.passwordHash }).from(users).where(byEmail(email));
-  if (!row) {
-    await verifyPassword(password, await absentUserHash);
-    return undefined;
-  }
+  if (!row) return undefined;
   const { passwordHash, ...user } = row;
-  return (await verifyPassword(password, passwordHash)) ? user : undefined;
+  return { user, passwordHash };
+}
+
+/**
+ * Whether `password` is the account's. No account costs the same scrypt work as a wrong
+ * password, so whether the email exists shows neither in the answer nor in its timing.
+ */
+export async function passwordMatches(account: SignInAccount | undefined, password: string): Promise<boolean> {
+  if (!account) {
+    await verifyPassword(password, await absentUserHash);
+    return false;
+  }
+  return verifyPassword(password, account.passwordHash);
+}
+
+/**
+ * In the transaction that issues a signed-in user's grant: the user, if they still exist and
+ * their password hash is still the one the sign-in was checked against, else undefined. The row
+ * stays share-locked until the transaction ends, so a password change (which locks it FOR
+ * UPDATE) or a deletion waits for the grant and then revokes or removes it, or has already
+ * happened and is seen here.
+ */
+export async function lockSignedInUser(tx: Db, { id, passwordHash }: { id: number; passwordHash: string }): Promise<UserRecord | undefined> {
+  const [row] = await tx
+    .select({ user: userColumns, passwordHash: users.passwordHash })
+    .from(users)
+    .where(eq(users.id, id))
+    .for('share');
+  return row && row.passwordHash === passwordHash ? row.user : undefined;
 }
 
 /** Makes sure an admin with this email exists and has this password (start-up bootstrap). */
