@@ -893,7 +893,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           page?: number | undefined;
           limit?: number | undefined;
-        };
+        } | undefined;
         output: {
           data: {
             name: string;

@@ -6,7 +6,7 @@ import * as clients from './clients.service.ts';
 // Registering and removing OAuth clients decides who may ask for tokens: admins, and service
 // clients holding clients:manage.
 const manager = procedureFor({ roles: ['admin'], scope: 'clients:manage' });
-const tags = ['Clients'];
+const tags = ['clients'];
 
 // A client changes only at start (the built-in ones) and is read rarely: reads revalidate.
 export const clientsRouter = router({

@@ -121,7 +121,7 @@ export const CreatedClient = z
   .meta({ id: 'CreatedClient' });
 export type CreatedClient = z.infer<typeof CreatedClient>;
 
-export const ClientListQuery = z.object({ ...PageQuery });
+export const ClientListQuery = z.object({ ...PageQuery }).prefault({});
 export type ClientListQuery = z.infer<typeof ClientListQuery>;
 
 export const ClientList = listOf(Client).meta({ id: 'ClientList' });
