@@ -16,6 +16,7 @@ import { createCode } from './codes.ts';
 import type { OAuthContext } from './context.ts';
 import { REQUEST_PARAMETERS, type AuthorizationRequestParams } from './csrf.ts';
 import { OAuthError } from './errors.ts';
+import { issueForSignIn } from './issue.ts';
 import { isFormRequest, parseParams, type Params } from './params.ts';
 import { S256_CHALLENGE } from './pkce.ts';
 import { grantScope, parseScope } from './scope.ts';
@@ -59,6 +60,8 @@ function requestParams(params: Params): AuthorizationRequestParams {
   return Object.fromEntries(REQUEST_PARAMETERS.flatMap((name) => (params.has(name) ? [[name, params.get(name)]] : []))) as AuthorizationRequestParams;
 }
 
+const unknownClient = () => new Refusal(400, 'Unknown application', 'No application is registered with this client_id.');
+
 /** Client and redirect URI first: until both are known good, nothing may be redirected. */
 async function checkClient(ctx: OAuthContext, params: Params, repeated: ReadonlySet<string>): Promise<{ client: OAuthClient; redirectUri: string }> {
   for (const name of ['client_id', 'redirect_uri']) {
@@ -67,7 +70,7 @@ async function checkClient(ctx: OAuthContext, params: Params, repeated: Readonly
   const clientId = params.get('client_id');
   if (clientId === undefined) throw new Refusal(400, 'Invalid sign-in request', 'The client_id parameter is missing.');
   const client = await findClient(ctx.db, clientId);
-  if (!client) throw new Refusal(400, 'Unknown application', 'No application is registered with this client_id.');
+  if (!client) throw unknownClient();
   const redirectUri = params.get('redirect_uri');
   if (redirectUri === undefined) throw new Refusal(400, 'Invalid sign-in request', 'The redirect_uri parameter is missing.');
   if (!client.redirectUris.includes(redirectUri)) {
@@ -189,19 +192,26 @@ export function authorizeSubmit(ctx: OAuthContext, request: FastifyRequest, repl
         ...(waiting === undefined ? {} : { retryAfterSeconds: waiting }),
       });
     }
-    const code = await createCode(
-      ctx.db,
-      {
-        clientId: authorization.client.id,
-        userId: result.user.id,
-        redirectUri: authorization.redirectUri,
-        codeChallenge: authorization.codeChallenge,
-        scope: authorization.scope,
-      },
-      ctx.settings.codeTtlSeconds,
+    const issued = await issueForSignIn(ctx.db, result, authorization.client.id, (tx, user) =>
+      createCode(
+        tx,
+        {
+          clientId: authorization.client.id,
+          userId: user.id,
+          redirectUri: authorization.redirectUri,
+          codeChallenge: authorization.codeChallenge,
+          scope: authorization.scope,
+        },
+        ctx.settings.codeTtlSeconds,
+      ),
     );
+    if (!issued.ok) {
+      if (issued.refused === 'client') throw unknownClient();
+      // Deleted, or the password changed since it was checked: the password is wrong now.
+      return showForm(ctx, request, reply, authorization, { status: 400, email, error: WRONG_CREDENTIALS });
+    }
     ctx.csrf.clear(request, reply);
-    return redirectTo(ctx, reply, authorization.redirectUri, { code, state: authorization.state });
+    return redirectTo(ctx, reply, authorization.redirectUri, { code: issued.issued, state: authorization.state });
   });
 }
 

@@ -82,7 +82,7 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
   return { id, secret };
 }
 
-const UNKNOWN = 'The client is unknown or its credentials are wrong.';
+export const UNKNOWN_CLIENT = 'The client is unknown or its credentials are wrong.';
 
 export async function authenticateClient(db: Db, authorization: string | undefined, params: Params): Promise<AuthenticatedClient> {
   const basic = basicCredentials(authorization);
@@ -99,7 +99,7 @@ export async function authenticateClient(db: Db, authorization: string | undefin
     throw invalidClient('Client authentication is required: send client_id (public clients), or the client secret with HTTP Basic or client_secret_post.');
   }
   const row = await findClientWithSecret(db, id);
-  if (!row) throw invalidClient(UNKNOWN);
+  if (!row) throw invalidClient(UNKNOWN_CLIENT);
   const { secretHash, ...client } = row;
   const secret = basic?.secret ?? bodySecret;
   if (!client.confidential) {
@@ -109,6 +109,6 @@ export async function authenticateClient(db: Db, authorization: string | undefin
   if (secret === undefined) {
     throw invalidClient('This client is confidential: authenticate with its secret (HTTP Basic or client_secret_post).');
   }
-  if (!secretMatches(secret, secretHash)) throw invalidClient(UNKNOWN);
+  if (!secretMatches(secret, secretHash)) throw invalidClient(UNKNOWN_CLIENT);
   return { client, method: basic ? 'client_secret_basic' : 'client_secret_post' };
 }

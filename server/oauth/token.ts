@@ -9,10 +9,11 @@ import { decodeJwt } from 'jose';
 import type { Role } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
 import { GRANT_TYPES, users, type GrantType } from '../db/schema.ts';
-import { authenticateClient, type OAuthClient } from './client-auth.ts';
+import { authenticateClient, UNKNOWN_CLIENT, type OAuthClient } from './client-auth.ts';
 import { lockCode, markCodeUsed } from './codes.ts';
 import type { OAuthContext } from './context.ts';
-import { invalidGrant, invalidRequest, noStore, OAuthError, unauthorizedClient } from './errors.ts';
+import { invalidClient, invalidGrant, invalidRequest, noStore, OAuthError, unauthorizedClient } from './errors.ts';
+import { issueForSignIn } from './issue.ts';
 import { CODE_VERIFIER, verifierMatches } from './pkce.ts';
 import { requireParams, required, type Params } from './params.ts';
 import { issueRefreshToken, lockRefreshToken, markUsed, newFamilyId, revokeFamily } from './refresh-tokens.ts';
@@ -128,11 +129,17 @@ const password: Grant = async (ctx, client, params, request) => {
     if (result.retryAfterSeconds === undefined) throw invalidGrant(WRONG_CREDENTIALS);
     throw new OAuthError('invalid_grant', waitMessage(result.retryAfterSeconds), { headers: { 'retry-after': String(result.retryAfterSeconds) } });
   }
-  const { user } = result;
-  const refreshToken = refreshes(client)
-    ? await issueRefreshToken(ctx.db, { familyId: newFamilyId(), clientId: client.id, userId: user.id, scope, ttlDays: ctx.settings.refreshTokenTtlDays })
-    : undefined;
-  return respond(ctx, { user, scope, refreshToken });
+  const outcome = await issueForSignIn(ctx.db, result, client.id, (tx, user) =>
+    refreshes(client)
+      ? issueRefreshToken(tx, { familyId: newFamilyId(), clientId: client.id, userId: user.id, scope, ttlDays: ctx.settings.refreshTokenTtlDays })
+      : Promise.resolve(undefined),
+  );
+  if (!outcome.ok) {
+    // Deleted meanwhile; a user whose password changed meanwhile signed in with a wrong one now.
+    if (outcome.refused === 'client') throw invalidClient(UNKNOWN_CLIENT);
+    throw invalidGrant(WRONG_CREDENTIALS);
+  }
+  return respond(ctx, { user: outcome.user, scope, refreshToken: outcome.issued });
 };
 
 const grants: Record<GrantType, Grant> = {
