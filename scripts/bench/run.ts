@@ -11,7 +11,10 @@
  * PGlite twin, so that table has no ratio).
  *
  * Options (environment): BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (16),
- * BENCH_CASES (comma list of case names, default all), BENCH_BACKENDS (postgres,pglite).
+ * BENCH_CASES (comma list of case names, default all), BENCH_BACKENDS (postgres,pglite),
+ * BENCH_PROFILE (a directory: both servers run with `--cpu-prof` and write their profiles in
+ * its `service` and `raw` folders on exit, one file per thread; `scripts/bench/profile-summary.ts <file>` summarizes the main
+ * thread's, the largest).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -54,6 +57,9 @@ const rounds = positive('BENCH_ROUNDS', 3);
 const connections = positive('BENCH_CONNECTIONS', 16);
 const cases = list('BENCH_CASES', CASE_NAMES);
 const backends = list('BENCH_BACKENDS', BACKENDS);
+const profileDir = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined;
+/** Node's flags for a server: `--cpu-prof` into BENCH_PROFILE/<server> when profiling. */
+const profileArgs = (server: 'service' | 'raw'): string[] => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, server)}`] : []);
 /** A short warm-up per case and server (JIT, connection pools, plan caches), not reported. */
 const warmupSeconds = Math.min(2, seconds);
 
@@ -72,10 +78,10 @@ interface Child {
 
 const children = new Set<Child>();
 
-function start(name: string, script: string, env: Record<string, string>, input?: string): Child {
+function start(name: string, script: string, env: Record<string, string>, input?: string, nodeArgs: string[] = []): Child {
   // `node --import tsx` rather than the tsx CLI: the pid is then the server's own (for its RSS),
   // not a wrapper's. detached: its own process group, so a kill reaches anything it starts.
-  const proc = spawn(process.execPath, ['--import', 'tsx', script], {
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     detached: true,
@@ -550,14 +556,16 @@ async function measureBackend(backend: Backend): Promise<string> {
     LOG_LEVEL: 'warn',
     // Rate limiting stays on the measured path, with a limit no run can reach.
     RATE_LIMIT_MAX: '1000000000',
-  });
+    // The OAuth issuer, which production requires to be named.
+    PUBLIC_URL: `http://127.0.0.1:${servicePort}`,
+  }, undefined, profileArgs('service'));
   const serviceBase = `http://127.0.0.1:${servicePort}`;
   await waitHealthy(service, serviceBase);
   const targets: Target[] = [{ kind: 'service', base: serviceBase }];
   let raw: Child | undefined;
   if (backend === 'postgres') {
     const rawPort = await freePort();
-    raw = start('raw', 'scripts/bench/raw-server.ts', { DATABASE_URL: databaseUrl, JWT_SECRET, PORT: String(rawPort) });
+    raw = start('raw', 'scripts/bench/raw-server.ts', { DATABASE_URL: databaseUrl, JWT_SECRET, PORT: String(rawPort) }, undefined, profileArgs('raw'));
     const rawBase = `http://127.0.0.1:${rawPort}`;
     await waitHealthy(raw, rawBase);
     targets.push({ kind: 'raw', base: rawBase });

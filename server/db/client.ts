@@ -123,7 +123,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       idle_in_transaction_session_timeout: timeouts.idleInTransactionTimeoutMs,
     },
   });
-  const db = drizzlePostgres(client, { schema }) as unknown as Db;
+  const db = drizzlePostgres(preparing(client), { schema }) as unknown as Db;
   gateTransactions(db, transactionSlots(poolSize), timeouts.acquireTimeoutMs);
   return {
     db,
@@ -131,6 +131,38 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     ping: (timeoutMs) => pingDb(db, timeoutMs),
     close: () => client.end({ timeout: 5 }),
   };
+}
+
+/** The part of a postgres.js `sql` object drizzle's session uses. */
+interface DriverClient {
+  unsafe(query: string, args?: unknown[], options?: Record<string, unknown>): unknown;
+  begin?: (...args: unknown[]) => unknown;
+  savepoint?: (...args: unknown[]) => unknown;
+}
+
+/**
+ * Makes every statement drizzle sends a prepared one: postgres.js then keeps it per connection
+ * (by its text) and runs it again with one round trip (Bind, Execute). drizzle asks postgres.js
+ * for unprepared statements unless a query is `.prepare()`d, and postgres.js sends an unprepared
+ * statement with parameters in two round trips every time (Parse and Describe for the parameter
+ * types, then Bind and Execute), which the server parses and plans anew each time. Same
+ * statements, same parameter types; the statement texts are a bounded set (values are always
+ * parameters). Transactions and savepoints get a client of their own: it is wrapped the same way.
+ */
+function preparing<T>(client: T): T {
+  const sql = client as unknown as DriverClient;
+  const unsafe = sql.unsafe;
+  sql.unsafe = (query, args = [], options = {}) => unsafe(query, args, { ...options, prepare: true });
+  for (const scope of ['begin', 'savepoint'] as const) {
+    const open = sql[scope];
+    if (!open) continue;
+    // (options?, fn): the last argument is the callback that receives the scoped client.
+    sql[scope] = (...args: unknown[]) => {
+      const fn = args.at(-1) as (scoped: unknown) => unknown;
+      return open(...args.slice(0, -1), (scoped: unknown) => fn(preparing(scoped)));
+    };
+  }
+  return client;
 }
 
 async function openPglite(client: PGlite, release: () => void): Promise<Database> {
