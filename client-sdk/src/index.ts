@@ -185,3 +185,5 @@ export function createOrderServiceClient(options: OrderServiceClientOptions): Or
     ],
   });
 }
+
+export { refreshingToken, TokenRefreshError, type RefreshingTokenOptions, type TokenResponse } from './tokens.js';
