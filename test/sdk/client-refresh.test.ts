@@ -74,7 +74,7 @@ describe('refreshingToken as the typed client getToken', () => {
     expect(pages.every((page) => Array.isArray(page.data))).toBe(true);
     expect(counter.renewals()).toBe(1);
     // Had two renewals presented one refresh token, the family would be revoked and this would fail.
-    expect(await clients[0]!.users.get.query({ id: ada.id })).toMatchObject({ id: ada.id });
+    expect(await createOrderServiceClient({ url: server.base, getToken }).users.get.query({ id: ada.id })).toMatchObject({ id: ada.id });
     expect(counter.renewals()).toBe(2);
   });
 
