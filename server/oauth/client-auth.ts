@@ -73,19 +73,24 @@ function formUrlDecode(text: string): string | undefined {
 function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
   if (header === undefined) return undefined;
   const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
-  if (!match?.[1]) throw invalidClient('The Authorization header must be "Basic" with the form-urlencoded client_id and client_secret (RFC 6749 section 2.3.1).');
+  if (!match?.[1]) throw invalidClient('The Authorization header must be "Basic" with the form-urlencoded client_id and client_secret (RFC 6749 section 2.3.1).', true);
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   const id = colon < 0 ? undefined : formUrlDecode(decoded.slice(0, colon));
   const secret = colon < 0 ? undefined : formUrlDecode(decoded.slice(colon + 1));
-  if (!id || secret === undefined) throw invalidClient('The Basic credentials must be client_id:client_secret, each form-urlencoded (RFC 6749 section 2.3.1).');
+  if (!id || secret === undefined) throw invalidClient('The Basic credentials must be client_id:client_secret, each form-urlencoded (RFC 6749 section 2.3.1).', true);
   return { id, secret };
 }
 
 export const UNKNOWN_CLIENT = 'The client is unknown or its credentials are wrong.';
 
+/**
+ * The client the request authenticates as. A failure is `invalid_client`: 401 with a Basic
+ * challenge when the Authorization header was sent, 400 otherwise (RFC 6749 section 5.2).
+ */
 export async function authenticateClient(db: Db, authorization: string | undefined, params: Params): Promise<AuthenticatedClient> {
   const basic = basicCredentials(authorization);
+  const refuse = (description: string) => invalidClient(description, authorization !== undefined);
   const bodyId = params.get('client_id');
   const bodySecret = params.get('client_secret');
   if (basic && bodySecret !== undefined) {
@@ -96,19 +101,19 @@ export async function authenticateClient(db: Db, authorization: string | undefin
   }
   const id = basic?.id ?? bodyId;
   if (id === undefined) {
-    throw invalidClient('Client authentication is required: send client_id (public clients), or the client secret with HTTP Basic or client_secret_post.');
+    throw refuse('Client authentication is required: send client_id (public clients), or the client secret with HTTP Basic or client_secret_post.');
   }
   const row = await findClientWithSecret(db, id);
-  if (!row) throw invalidClient(UNKNOWN_CLIENT);
+  if (!row) throw refuse(UNKNOWN_CLIENT);
   const { secretHash, ...client } = row;
   const secret = basic?.secret ?? bodySecret;
   if (!client.confidential) {
-    if (secret !== undefined) throw invalidClient('This client is public: it has no secret; send only its client_id.');
+    if (secret !== undefined) throw refuse('This client is public: it has no secret; send only its client_id.');
     return { client, method: 'none' };
   }
   if (secret === undefined) {
-    throw invalidClient('This client is confidential: authenticate with its secret (HTTP Basic or client_secret_post).');
+    throw refuse('This client is confidential: authenticate with its secret (HTTP Basic or client_secret_post).');
   }
-  if (!secretMatches(secret, secretHash)) throw invalidClient(UNKNOWN_CLIENT);
+  if (!secretMatches(secret, secretHash)) throw refuse(UNKNOWN_CLIENT);
   return { client, method: basic ? 'client_secret_basic' : 'client_secret_post' };
 }

@@ -33,13 +33,22 @@ export const CLIENT_REALM = 'order-service';
 
 /** An OAuth error of the token or revocation endpoint: its code, and the problem it is. */
 export class OAuthError extends DomainError {
+  /** A status other than the problem type's (`invalid_client` without the Authorization header: 400). */
+  private readonly ownStatus: number | undefined;
+
   constructor(
     readonly error: OAuthErrorCode,
     description: string,
-    options: { headers?: Record<string, string> } = {},
+    options: { headers?: Record<string, string>; status?: number } = {},
   ) {
-    super(slugOf[error] ?? 'invalid-request', description, options);
+    const { status, ...rest } = options;
+    super(slugOf[error] ?? 'invalid-request', description, rest);
     this.name = 'OAuthError';
+    this.ownStatus = status;
+  }
+
+  override get status(): number {
+    return this.ownStatus ?? super.status;
   }
 }
 
@@ -49,11 +58,14 @@ export const invalidScope = (description: string) => new OAuthError('invalid_sco
 export const unauthorizedClient = (description: string) => new OAuthError('unauthorized_client', description);
 
 /**
- * 401 with a Basic challenge (RFC 6749 section 5.2 requires it when the client used Basic; HTTP
- * requires a challenge on every 401, so every `invalid_client` carries it).
+ * RFC 6749 section 5.2: 401 with a Basic challenge when the client tried the Authorization header
+ * (HTTP requires a challenge on every 401); otherwise 400, so that a form another site posts
+ * never makes the browser ask its user for a password.
  */
-export const invalidClient = (description: string) =>
-  new OAuthError('invalid_client', description, { headers: { 'www-authenticate': `Basic realm="${CLIENT_REALM}", charset="UTF-8"` } });
+export const invalidClient = (description: string, usedAuthorizationHeader: boolean) =>
+  usedAuthorizationHeader
+    ? new OAuthError('invalid_client', description, { headers: { 'www-authenticate': `Basic realm="${CLIENT_REALM}", charset="UTF-8"` } })
+    : new OAuthError('invalid_client', description, { status: 400 });
 
 /** Anything thrown on an OAuth route, as the OAuth error it means (its problem slug and status kept). */
 export function toOAuthError(thrown: unknown): { error: OAuthErrorCode; domain: DomainError } {
@@ -79,6 +91,7 @@ export function sendOAuthError(request: FastifyRequest, reply: FastifyReply, thr
   if (domain.status >= 500) {
     request.log.error({ err: loggedCause(domain), reqId: request.id, problem: domain.slug }, 'request failed');
   }
-  const body = { error, error_description: asDescription(domain.message), ...problemBody(domain, request.url.split('?')[0], String(request.id)) };
+  // The status is the error's own (an `invalid_client` may be 400 or 401), in the body as on the answer.
+  const body = { error, error_description: asDescription(domain.message), ...problemBody(domain, request.url.split('?')[0], String(request.id)), status: domain.status };
   return noStore(reply.code(body.status).headers(domain.headers)).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }

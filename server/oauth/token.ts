@@ -136,7 +136,7 @@ const password: Grant = async (ctx, client, params, request) => {
   );
   if (!outcome.ok) {
     // Deleted meanwhile; a user whose password changed meanwhile signed in with a wrong one now.
-    if (outcome.refused === 'client') throw invalidClient(UNKNOWN_CLIENT);
+    if (outcome.refused === 'client') throw invalidClient(UNKNOWN_CLIENT, request.headers.authorization !== undefined);
     throw invalidGrant(WRONG_CREDENTIALS);
   }
   return respond(ctx, { user: outcome.user, scope, refreshToken: outcome.issued });

@@ -317,8 +317,9 @@ describe('revocation (RFC 7009)', () => {
 
   it('needs client authentication and a token', async () => {
     const anonymous = await postToken(server.base, { token: 'x' }, {}, '/oauth/revoke');
-    expect(anonymous.status).toBe(401);
-    expect(await anonymous.json()).toMatchObject({ error: 'invalid_client' });
+    expect(anonymous.status).toBe(400);
+    expect(anonymous.headers.get('www-authenticate')).toBeNull();
+    expect(await anonymous.json()).toMatchObject({ error: 'invalid_client', status: 400 });
     const noToken = await postToken(server.base, { client_id: app.client.client_id }, {}, '/oauth/revoke');
     expect(noToken.status).toBe(400);
     expect(await noToken.json()).toMatchObject({ error: 'invalid_request', error_description: 'The token parameter is required.' });
@@ -360,14 +361,26 @@ describe('client credentials', () => {
     expect((await oauth.processClientCredentialsResponse(server.as, odd.client, response)).access_token).toEqual(expect.any(String));
   });
 
-  it('a wrong secret is invalid_client: 401 with a Basic challenge', async () => {
+  it('a wrong secret is invalid_client: 401 with a Basic challenge when sent with Basic, 400 without a challenge in the body', async () => {
     const response = await postToken(server.base, { grant_type: 'client_credentials' }, { authorization: `Basic ${btoa(`${backend.client.client_id}:wrong`)}` });
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toMatch(/^Basic realm="order-service"/);
     expect(await response.json()).toMatchObject({ error: 'invalid_client', type: '/problems/invalid-client', status: 401, title: 'Client authentication failed' });
+    // RFC 6749 5.2: the challenge only answers a client that used the Authorization header, so a
+    // form another site posts never makes the browser ask for a password.
     const post = await postToken(server.base, { grant_type: 'client_credentials', client_id: backend.client.client_id, client_secret: 'wrong' });
-    expect(post.status).toBe(401);
-    expect(await post.json()).toMatchObject({ error: 'invalid_client' });
+    expect(post.status).toBe(400);
+    expect(post.headers.get('www-authenticate')).toBeNull();
+    expect(await post.json()).toMatchObject({ error: 'invalid_client', type: '/problems/invalid-client', status: 400 });
+  });
+
+  it('any Authorization header that fails is 401 with the challenge (not Basic, malformed Basic)', async () => {
+    for (const authorization of ['Bearer abc', 'Basic !!!', `Basic ${btoa('no-colon')}`]) {
+      const response = await postToken(server.base, { grant_type: 'client_credentials' }, { authorization });
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toMatch(/^Basic realm="order-service"/);
+      expect(await response.json()).toMatchObject({ error: 'invalid_client', status: 401 });
+    }
   });
 
   it('two authentication methods at once are invalid_request', async () => {
@@ -380,11 +393,12 @@ describe('client credentials', () => {
     expect(await response.json()).toMatchObject({ error: 'invalid_request' });
   });
 
-  it('a confidential client without its secret, and an unknown client, are invalid_client', async () => {
-    for (const body of [{ grant_type: 'client_credentials', client_id: backend.client.client_id }, { grant_type: 'client_credentials', client_id: 'nobody' }]) {
+  it('a confidential client without its secret, an unknown client, and no client at all are invalid_client (400: no header was used)', async () => {
+    for (const body of [{ grant_type: 'client_credentials', client_id: backend.client.client_id }, { grant_type: 'client_credentials', client_id: 'nobody' }, { grant_type: 'client_credentials' }]) {
       const response = await postToken(server.base, body);
-      expect(response.status).toBe(401);
-      expect(await response.json()).toMatchObject({ error: 'invalid_client' });
+      expect(response.status).toBe(400);
+      expect(response.headers.get('www-authenticate')).toBeNull();
+      expect(await response.json()).toMatchObject({ error: 'invalid_client', status: 400 });
     }
   });
 

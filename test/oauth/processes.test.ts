@@ -92,7 +92,7 @@ describe.skipIf(!onceOnly || !hasRedisServer)('two instances on one Redis share 
       }
     }
     expect(seen).toEqual([
-      ...Array.from({ length: LIMIT }, (_, i) => ({ status: 401, remaining: String(LIMIT - 1 - i) })),
+      ...Array.from({ length: LIMIT }, (_, i) => ({ status: 400, remaining: String(LIMIT - 1 - i) })),
       { status: 429, remaining: '0' },
       { status: 429, remaining: '0' },
     ]);
