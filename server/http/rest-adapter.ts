@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import type { Db } from '../db/client.ts';
 import { DomainError } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
-import { createContext, type IdempotencySettings } from '../trpc/context.ts';
+import { createContext, type Context, type IdempotencySettings } from '../trpc/context.ts';
 import { createCallerFactory, type RestMeta } from '../trpc/trpc.ts';
 import { notModified, sendValidators } from './conditional-requests.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
@@ -31,14 +31,29 @@ export interface RestAdapterOptions {
 
 type CallProcedure = (input: unknown) => Promise<unknown>;
 
+/** A procedure of the router as tRPC's server-side caller invokes it. */
+type Procedure = ((opts: { path: string; getRawInput: () => Promise<unknown>; ctx: unknown; type: string; signal: undefined; batchIndex: number }) => Promise<unknown>) & {
+  _def: { type: string };
+};
+
 /**
- * The procedure at a dotted path on a caller from `createCaller(ctx)`: the caller is a proxy
- * in which every name leads one level down and the last one calls, as `caller.products.get(input)`.
+ * Calls the procedure at a dotted path with `ctx`, exactly as `createCaller(ctx)` would
+ * (`caller.products.get(input)`), without building the caller's proxies on every request:
+ * the procedure is looked up once, when the route is registered.
  */
-function procedureAt(caller: object, path: string): CallProcedure {
-  let node: unknown = caller;
-  for (const name of path.split('.')) node = (node as Record<string, unknown>)[name];
-  return node as CallProcedure;
+function procedureCaller(router: AnyRouter, path: string): (ctx: Context) => CallProcedure {
+  const procedure = (router._def.procedures as Record<string, Procedure | undefined>)[path];
+  if (procedure === undefined) {
+    // Not a plain procedure record (a lazy router): through the caller, as before.
+    const createCaller = createCallerFactory(router);
+    return (ctx) => (input) => {
+      let node: unknown = createCaller(ctx);
+      for (const name of path.split('.')) node = (node as Record<string, unknown>)[name];
+      return (node as CallProcedure)(input);
+    };
+  }
+  const type = procedure._def.type;
+  return (ctx) => (input) => procedure({ path, getRawInput: async () => input, ctx, type, signal: undefined, batchIndex: 0 });
 }
 
 function badParam(field: string, message: string): DomainError {
@@ -115,19 +130,20 @@ function linkHeader(request: FastifyRequest, output: { page: number; limit: numb
 export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOptions): void {
   const routes = restRoutes(options.router);
   const { db, idempotency } = options;
-  const createCaller = createCallerFactory(options.router);
+  const contextDeps = { db, ...(idempotency ? { idempotency } : {}) };
 
   const handlerFor = (route: RestRoute) => {
+    const call = procedureCaller(options.router, route.procedurePath);
     const isRead = route.method === 'GET';
     const successStatus = route.rest.status ?? 200;
     const cacheControl = isRead ? CACHE_CONTROL[route.rest.cache ?? 'private'] : 'no-store';
 
     return async (request: FastifyRequest, reply: FastifyReply) => {
       const input = buildInput(route, request);
-      const ctx = createContext(request, { db, ...(idempotency ? { idempotency } : {}) });
+      const ctx = createContext(request, contextDeps);
       let output: unknown;
       try {
-        output = await procedureAt(createCaller(ctx), route.procedurePath)(input);
+        output = await call(ctx)(input);
       } catch (error) {
         // The bag's headers go on every answer, as on /trpc; the problem's own headers come after.
         reply.headers(ctx.response.headers);

@@ -1,11 +1,11 @@
-import { initTRPC, TRPCError } from '@trpc/server';
+import { getTRPCErrorFromUnknown, initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { PUBLIC, refusal, type Policy, type RolePolicy } from '../auth/policy.ts';
-import { missingToken } from '../auth/tokens.ts';
+import type { Caller } from '../auth/tokens.ts';
 import { problemBody, problemTypes, type Problem } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import type { Context } from './context.ts';
-import { idempotent } from './idempotency.ts';
+import { idempotent, isCreatingOperation } from './idempotency.ts';
 
 /** How the REST facade answers a procedure, beside trpc-to-openapi's method and path. */
 export interface RestMeta {
@@ -54,50 +54,66 @@ const t = initTRPC
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
-/** Turns whatever a procedure threw into a TRPCError whose code and cause are the domain's. */
-const domainErrors = t.middleware(async ({ next }) => {
-  const result = await next();
-  if (!result.ok) {
-    const domain = toDomainError(result.error);
-    throw new TRPCError({ code: problemTypes[domain.slug].code, message: domain.message, cause: domain });
+/** Whatever a procedure threw, as a TRPCError whose code and cause are the domain's. */
+function domainTrpcError(error: unknown): TRPCError {
+  const domain = toDomainError(error);
+  return new TRPCError({ code: problemTypes[domain.slug].code, message: domain.message, cause: domain });
+}
+
+/**
+ * The one middleware of every procedure, in this order:
+ *
+ * 1. the policy the procedure declares in `meta.policy` (server/auth/policy.ts), before its body
+ *    runs, on every door alike: 401 without a token, 403 `forbidden` for a role it does not list,
+ *    403 `insufficient-scope` (with its WWW-Authenticate challenge) for a token lacking its scope.
+ *    A procedure without one is refused: a forgotten declaration fails closed, and the
+ *    policy-coverage test names it;
+ * 2. `Idempotency-Key` on every creating operation (POST answering 201/202;
+ *    server/trpc/idempotency.ts), after the policy: a refused caller never touches a key. Other
+ *    calls, and calls without a key, go straight on;
+ * 3. whatever any of it, or the procedure, threw, as a TRPCError whose code and cause are the
+ *    domain's.
+ *
+ * One middleware rather than three: each level of tRPC's chain copies the call's options twice.
+ */
+const guard = t.middleware(async ({ ctx, meta, path, getRawInput, next }) => {
+  let result: Awaited<ReturnType<typeof next>>;
+  try {
+    const policy = meta?.policy;
+    if (policy === undefined) throw new Error('This procedure declares no policy (meta.policy).');
+    const refused = refusal(policy, ctx.caller);
+    if (refused) throw refused;
+    result =
+      ctx.idempotencyKey !== undefined && isCreatingOperation(meta)
+        ? await idempotent({
+            ctx,
+            meta,
+            path,
+            getRawInput,
+            run: (db) => next({ ctx: { db } }),
+            outputOf: (outcome) => (outcome.ok ? outcome.data : undefined),
+            // tRPC reads only `ok` and `data` of a result; its `marker` is a compile-time brand that makes
+            // middlewares pass next()'s result on, which a replay, by design, does not call.
+            replay: (output) => ({ ok: true, data: output }) as unknown as Awaited<ReturnType<typeof next>>,
+          })
+        : await next();
+  } catch (error) {
+    // As tRPC itself would have passed it on from a middleware further down the chain.
+    throw domainTrpcError(getTRPCErrorFromUnknown(error));
   }
+  if (!result.ok) throw domainTrpcError(result.error);
   return result;
 });
 
-/**
- * Enforces the policy the procedure declares in `meta.policy` (server/auth/policy.ts), before its
- * body runs, on every door alike: 401 without a token, 403 `forbidden` for a role it does not
- * list, 403 `insufficient-scope` (with its WWW-Authenticate challenge) for a token lacking its
- * scope. A procedure without one is refused: a forgotten declaration fails closed, and the
- * policy-coverage test names it.
- */
-const enforcePolicy = t.middleware(({ ctx, meta, next }) => {
-  const policy = meta?.policy;
-  if (policy === undefined) throw new Error('This procedure declares no policy (meta.policy).');
-  const refused = refusal(policy, ctx.caller);
-  if (refused) throw refused;
-  return next();
-});
+const baseProcedure = t.procedure.use(guard);
 
 /**
- * `Idempotency-Key` on every creating operation (POST answering 201/202; server/trpc/idempotency.ts),
- * after the policy: a refused caller never touches a key.
+ * The type of a procedure whose `ctx.caller` is never null. Only its type is used: the guard
+ * refuses a null caller for every role policy (`refusal` answers 401 first), so no middleware
+ * has to narrow it at run time.
  */
-const idempotency = t.middleware(({ ctx, meta, path, getRawInput, next }) =>
-  idempotent({
-    ctx,
-    meta,
-    path,
-    getRawInput,
-    run: (db) => next({ ctx: { db } }),
-    outputOf: (result) => (result.ok ? result.data : undefined),
-    // tRPC reads only `ok` and `data` of a result; its `marker` is a compile-time brand that makes
-    // middlewares pass next()'s result on, which a replay, by design, does not call.
-    replay: (output) => ({ ok: true, data: output }) as unknown as Awaited<ReturnType<typeof next<{ db: Context['db'] }>>>,
-  }),
-);
-
-const baseProcedure = t.procedure.use(domainErrors).use(enforcePolicy).use(idempotency);
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- built for its type only, never called
+const withCaller = baseProcedure.use(({ ctx, next }) => next({ ctx: { caller: ctx.caller as Caller } }));
 
 /** Anyone, with or without a token (`ctx.caller` may be null). */
 export const publicProcedure = baseProcedure.meta({ policy: PUBLIC });
@@ -108,9 +124,4 @@ export const publicProcedure = baseProcedure.meta({ policy: PUBLIC });
  * admins and service clients whose token grants orders:read (a person's token without a `scope`
  * claim grants what the role allows). Resource rules (whose order) stay in the service.
  */
-export const procedureFor = (policy: RolePolicy) =>
-  baseProcedure.meta({ policy }).use(({ ctx, next }) => {
-    // Already enforced above; this narrows `ctx.caller` to non-null for the procedure's body.
-    if (!ctx.caller) throw missingToken();
-    return next({ ctx: { caller: ctx.caller } });
-  });
+export const procedureFor = (policy: RolePolicy): typeof withCaller => baseProcedure.meta({ policy }) as unknown as typeof withCaller;
