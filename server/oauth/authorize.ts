@@ -15,7 +15,7 @@ import { findClient, type OAuthClient } from './client-auth.ts';
 import { createCode } from './codes.ts';
 import type { OAuthContext } from './context.ts';
 import { REQUEST_PARAMETERS, type AuthorizationRequestParams } from './csrf.ts';
-import { OAuthError } from './errors.ts';
+import { asDescription, OAuthError } from './errors.ts';
 import { issueForSignIn } from './issue.ts';
 import { isFormRequest, parseParams, type Params } from './params.ts';
 import { S256_CHALLENGE } from './pkce.ts';
@@ -60,6 +60,9 @@ function requestParams(params: Params): AuthorizationRequestParams {
   return Object.fromEntries(REQUEST_PARAMETERS.flatMap((name) => (params.has(name) ? [[name, params.get(name)]] : []))) as AuthorizationRequestParams;
 }
 
+/** What the sign-in form adds to the authorization request's parameters. */
+const FORM_PARAMETERS = ['csrf_token', 'email', 'password'] as const;
+
 const unknownClient = () => new Refusal(400, 'Unknown application', 'No application is registered with this client_id.');
 
 /** Client and redirect URI first: until both are known good, nothing may be redirected. */
@@ -103,7 +106,7 @@ function checkParameters(client: OAuthClient, params: Params, problem: string | 
 }
 
 async function checkRequest(ctx: OAuthContext, source: unknown): Promise<AuthorizationRequest> {
-  const { params, problem, repeated } = parseParams(source);
+  const { params, problem, repeated } = parseParams(source, REQUEST_PARAMETERS);
   const { client, redirectUri } = await checkClient(ctx, params, repeated);
   const state = params.get('state');
   const checked = checkParameters(client, params, problem);
@@ -113,6 +116,8 @@ async function checkRequest(ctx: OAuthContext, source: unknown): Promise<Authori
 
 function redirectTo(ctx: OAuthContext, reply: FastifyReply, redirectUri: string, values: Record<string, string | undefined>): FastifyReply {
   const target = new URL(redirectUri);
+  // RFC 6749 4.1.2.1: error_description in its charset, as on the token endpoint.
+  if (values.error_description !== undefined) values = { ...values, error_description: asDescription(values.error_description) };
   for (const [name, value] of Object.entries({ ...values, iss: ctx.issuer() })) {
     if (value !== undefined) target.searchParams.set(name, value);
   }
@@ -169,7 +174,7 @@ export function authorizeSubmit(ctx: OAuthContext, request: FastifyRequest, repl
     if (!isFormRequest(request.headers['content-type'])) {
       throw new Refusal(415, 'Unsupported form', 'The sign-in form is sent as application/x-www-form-urlencoded.');
     }
-    const { params: form } = parseParams(request.body);
+    const { params: form } = parseParams(request.body, FORM_PARAMETERS);
     const authorization = await checkRequest(ctx, request.body);
     if (!ctx.csrf.verify(request, form.get('csrf_token'), authorization.params)) {
       return showForm(ctx, request, reply, authorization, {

@@ -76,8 +76,11 @@ export function toOAuthError(thrown: unknown): { error: OAuthErrorCode; domain: 
   return { error, domain };
 }
 
-/** RFC 6749 limits `error_description` to printable ASCII without `"` and `\`. */
-function asDescription(detail: string): string {
+/**
+ * RFC 6749 (sections 4.1.2.1 and 5.2) limits `error_description` to %x20-21 / %x23-5B / %x5D-7E:
+ * printable ASCII without `"` and `\`.
+ */
+export function asDescription(detail: string): string {
   return detail.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?');
 }
 

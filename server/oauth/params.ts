@@ -1,8 +1,12 @@
 /**
- * OAuth request parameters (RFC 6749 section 3.1 and 3.2): each at most once, a parameter sent
- * without a value is treated as omitted. Form bodies (`parseForm`, the /oauth plugin's parser) and
- * queries arrive as records where a repeated name maps to an array, JSON bodies as objects whose
- * values must be strings.
+ * OAuth request parameters (RFC 6749 sections 3.1 and 3.2). Each endpoint names the parameters it
+ * defines; those are checked (each at most once, a string, not over-long, no NUL) and every other
+ * is ignored, as section 3.1 requires ("parameters sent without a value MUST be treated as if they
+ * were omitted ... and unrecognized request parameters MUST be ignored"), so extensions such as
+ * RFC 8707's repeatable `resource` pass unharmed. Problems name only the defined parameter, never
+ * what the request sent (no unknown name, no value is echoed). Form bodies (`parseForm`, the
+ * /oauth plugin's parser) and queries arrive as records where a repeated name maps to an array,
+ * JSON bodies as objects whose values must be strings.
  */
 import { invalidRequest } from './errors.ts';
 
@@ -11,9 +15,26 @@ export const MAX_PARAMETER_LENGTH = 4096;
 
 export type Params = ReadonlyMap<string, string>;
 
+/** What the token endpoint reads (RFC 6749 sections 2.3.1, 4.1.3, 4.3.2, 4.4.2, 6; RFC 7636 4.5). */
+export const TOKEN_PARAMETERS = [
+  'grant_type',
+  'code',
+  'redirect_uri',
+  'code_verifier',
+  'refresh_token',
+  'scope',
+  'username',
+  'password',
+  'client_id',
+  'client_secret',
+] as const;
+
+/** What the revocation endpoint reads (RFC 7009 section 2.1, with client authentication). */
+export const REVOKE_PARAMETERS = ['token', 'token_type_hint', 'client_id', 'client_secret'] as const;
+
 /**
- * The parameters sent once with a value; `problem` says what else is wrong (a parameter sent more
- * than once, over-long or not a string), and `repeated` names the repeated ones.
+ * The defined parameters sent once with a value; `problem` says what else is wrong with a
+ * defined one (sent more than once, over-long, not a string), and `repeated` names the repeated.
  */
 export interface ParsedParams {
   params: Params;
@@ -21,22 +42,18 @@ export interface ParsedParams {
   repeated: ReadonlySet<string>;
 }
 
-export function parseParams(source: unknown): ParsedParams {
+export function parseParams(source: unknown, defined: readonly string[]): ParsedParams {
   const params = new Map<string, string>();
   const repeated = new Set<string>();
   const problems: string[] = [];
-  const entries: [string, unknown][] =
-    typeof source === 'object' && source !== null && !Array.isArray(source)
-        ? Object.entries(source)
-        : source === undefined || source === null || source === ''
-          ? []
-          : [['', source]];
+  const named = typeof source === 'object' && source !== null && !Array.isArray(source);
+  if (!named && source !== undefined && source !== null && source !== '') {
+    problems.push('the body must be a form (or a JSON object) of named parameters');
+  }
+  const entries: [string, unknown][] = named ? Object.entries(source) : [];
   const seen = new Set<string>();
   for (const [name, value] of entries) {
-    if (name === '') {
-      problems.push('the body must be a form (or a JSON object) of named parameters');
-      continue;
-    }
+    if (!defined.includes(name)) continue;
     // Forms and queries make an array only of a repeated name; a JSON array is no string.
     const values = Array.isArray(value) && value.length > 1 ? value : [value];
     if (seen.has(name) || values.length > 1) {
@@ -65,9 +82,9 @@ export function parseParams(source: unknown): ParsedParams {
   return { params, problem: problems.length > 0 ? `Invalid request: ${problems.join('; ')}.` : undefined, repeated };
 }
 
-/** The parameters, or `invalid_request` naming what is wrong. */
-export function requireParams(source: unknown): Params {
-  const parsed = parseParams(source);
+/** The defined parameters, or `invalid_request` naming what is wrong. */
+export function requireParams(source: unknown, defined: readonly string[]): Params {
+  const parsed = parseParams(source, defined);
   if (parsed.problem !== undefined) throw invalidRequest(parsed.problem);
   return parsed.params;
 }

@@ -9,14 +9,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticateClient } from './client-auth.ts';
 import type { OAuthContext } from './context.ts';
 import { invalidGrant, noStore } from './errors.ts';
-import { requireParams, required } from './params.ts';
+import { requireParams, required, REVOKE_PARAMETERS } from './params.ts';
 import { revokeRefreshToken } from './refresh-tokens.ts';
 
 /** A JWT (three dot-separated parts); refresh tokens are base64url without dots. */
 const looksLikeJwt = (token: string): boolean => token.split('.').length === 3;
 
 export async function revokeEndpoint(ctx: OAuthContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const params = requireParams(request.body);
+  const params = requireParams(request.body, REVOKE_PARAMETERS);
   const { client } = await authenticateClient(ctx.db, request.headers.authorization, params);
   const token = required(params, 'token');
   // token_type_hint (`refresh_token`, `access_token` or another) is only a hint (section 2.1): the

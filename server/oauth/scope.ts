@@ -25,7 +25,8 @@ export function parseScope(value: string | undefined): string[] | undefined {
  */
 export function grantScope(requested: readonly string[] | undefined, allowed: readonly string[], within: string): string {
   const beyond = requested?.filter((token) => !allowed.includes(token)) ?? [];
-  if (beyond.length > 0) throw invalidScope(`The scope ${beyond.join(' ')} is beyond ${within} (${allowed.join(' ') || 'none'}).`);
+  // The request's own words are not echoed: only what may be granted is named.
+  if (beyond.length > 0) throw invalidScope(`The scope asks for more than ${within} (${allowed.join(' ') || 'none'}).`);
   const granted = requested === undefined ? [...allowed] : allowed.filter((token) => requested.includes(token));
   if (granted.length === 0) throw invalidScope(`There is no scope to grant: ${within} is empty.`);
   return granted.join(' ');

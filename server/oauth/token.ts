@@ -15,7 +15,7 @@ import type { OAuthContext } from './context.ts';
 import { invalidClient, invalidGrant, invalidRequest, noStore, OAuthError, unauthorizedClient } from './errors.ts';
 import { issueForSignIn } from './issue.ts';
 import { CODE_VERIFIER, verifierMatches } from './pkce.ts';
-import { requireParams, required, type Params } from './params.ts';
+import { requireParams, required, TOKEN_PARAMETERS, type Params } from './params.ts';
 import { issueRefreshToken, lockRefreshToken, markUsed, newFamilyId, revokeFamily } from './refresh-tokens.ts';
 import { grantScope, parseScope, scopeTokens } from './scope.ts';
 import { waitMessage, WRONG_CREDENTIALS } from './sign-in.ts';
@@ -152,7 +152,7 @@ const grants: Record<GrantType, Grant> = {
 const isGrantType = (value: string): value is GrantType => (GRANT_TYPES as readonly string[]).includes(value);
 
 export async function tokenEndpoint(ctx: OAuthContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const params = requireParams(request.body);
+  const params = requireParams(request.body, TOKEN_PARAMETERS);
   const grantType = required(params, 'grant_type');
   if (!isGrantType(grantType)) {
     throw new OAuthError('unsupported_grant_type', `The grant_type must be one of ${GRANT_TYPES.join(', ')}.`);

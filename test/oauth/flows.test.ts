@@ -394,7 +394,8 @@ describe('client credentials', () => {
   });
 
   it('a confidential client without its secret, an unknown client, and no client at all are invalid_client (400: no header was used)', async () => {
-    for (const body of [{ grant_type: 'client_credentials', client_id: backend.client.client_id }, { grant_type: 'client_credentials', client_id: 'nobody' }, { grant_type: 'client_credentials' }]) {
+    const bodies: Record<string, string>[] = [{ grant_type: 'client_credentials', client_id: backend.client.client_id }, { grant_type: 'client_credentials', client_id: 'nobody' }, { grant_type: 'client_credentials' }];
+    for (const body of bodies) {
       const response = await postToken(server.base, body);
       expect(response.status).toBe(400);
       expect(response.headers.get('www-authenticate')).toBeNull();
