@@ -440,6 +440,16 @@ describe('GET /products sort: a comma list of name, price, created_at, id, each 
     expect(await ids('created_at')).toEqual([banana.id, apple1.id, apple2.id, cherry.id]);
   });
 
+  it('a field sorted again changes nothing: its first mention counts, however long the list', async () => {
+    expect(await ids('name,-name,-price')).toEqual([apple2.id, apple1.id, banana.id, cherry.id]);
+    expect(await ids(['-price', ...Array.from({ length: 200 }, (_, i) => (i % 2 ? 'name' : '-price'))].join(','))).toEqual([
+      banana.id,
+      apple2.id,
+      cherry.id,
+      apple1.id,
+    ]);
+  });
+
   it.each(['stock', 'price,colour', '-password', '--price', 'name,', 'price desc'])('sort=%s (a field outside the list) answers 422 naming sort', async (sort) => {
     const res = await listCategory(category, `&sort=${encodeURIComponent(sort)}`);
     const problem = expectProblem(res, 422, 'validation-error', { instance: BASE });

@@ -4,10 +4,11 @@
  * and `transition` are the seams for neighbouring modules (payments, fulfillments): they change
  * an order inside their own transaction with the same rules.
  */
-import { and, asc, desc, eq, inArray } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import { mayMoveTo, mayOrderFor, mayReadOrder, ownCustomerId } from '../../auth/policy.ts';
 import { invalidToken, type Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
+import { statement, statements } from '../../db/statements.ts';
 import { orderItems, orders, payments, products, users } from '../../db/schema.ts';
 import { DomainError, type FieldError } from '../../errors/problems.ts';
 import { API_PREFIX } from '../../lib/api-paths.ts';
@@ -79,14 +80,29 @@ const notYours = () => new DomainError('forbidden', 'Customers create and change
  * `onlyOf`: a customer's id. Then another customer's order is not even read (nor, with `lock`,
  * locked): it is missing to them, and they can never hold or wait on its lock.
  */
-async function loadOrder(db: Db, id: number, lock: boolean, onlyOf?: number): Promise<LoadedOrder> {
+/** The order row: `any` or `own` (a customer's only), read or locked FOR UPDATE. */
+const orderRow = statements('order_row', (db, shape: 'any' | 'own' | 'any_locked' | 'own_locked') => {
+  const id = eq(orders.id, sql.placeholder('id'));
   const query = db
     .select(orderColumns)
     .from(orders)
-    .where(onlyOf === undefined ? eq(orders.id, id) : and(eq(orders.id, id), eq(orders.customerId, onlyOf)));
-  const [row] = lock ? await query.for('update') : await query;
+    .where(shape.startsWith('own') ? and(id, eq(orders.customerId, sql.placeholder('customerId'))) : id);
+  return shape.endsWith('locked') ? query.for('update') : query;
+});
+
+const orderLines = statement('order_lines', (db) =>
+  db
+    .select(itemColumns)
+    .from(orderItems)
+    .where(eq(orderItems.orderId, sql.placeholder('id')))
+    .orderBy(asc(orderItems.position)),
+);
+
+async function loadOrder(db: Db, id: number, lock: boolean, onlyOf?: number): Promise<LoadedOrder> {
+  const shape = onlyOf === undefined ? (lock ? 'any_locked' : 'any') : lock ? 'own_locked' : 'own';
+  const [row] = await orderRow(shape, db, { id, customerId: onlyOf });
   if (!row) throw notFound(id);
-  const items = await db.select(itemColumns).from(orderItems).where(eq(orderItems.orderId, id)).orderBy(asc(orderItems.position));
+  const items = await orderLines(db, { id });
   return { row, items };
 }
 
@@ -270,32 +286,62 @@ export async function getOrder({ db, caller, id }: Access & { id: number }): Pro
   return represent(order);
 }
 
-export async function listOrders({ db, caller, query }: Access & { query: OrderListQuery }): Promise<Page<Order>> {
+type ListShape = `${'all' | 'own'}_${'any' | 'active' | 'status'}`;
+
+/** One statement per shape: everyone's or a customer's orders, by no status, `active`, or one status. */
+const orderList = statements('order_list', (db, shape: ListShape) => {
+  const [whose, status] = shape.split('_');
   const filters = [];
+  if (whose === 'own') filters.push(eq(orders.customerId, sql.placeholder('customerId')));
+  if (status === 'active') filters.push(inArray(orders.status, [...ACTIVE_STATUSES]));
+  if (status === 'status') filters.push(eq(orders.status, sql.placeholder('status')));
+  return db
+    .select(orderColumns)
+    .from(orders)
+    .where(and(...filters))
+    .orderBy(desc(orders.createdAt), desc(orders.id))
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'));
+});
+
+/** The lines of `count` orders (1 to a page's limit): one statement per count. */
+const linesOf = statements('order_lines_of', (db, count: number) =>
+  db
+    .select(itemColumns)
+    .from(orderItems)
+    .where(
+      inArray(
+        orderItems.orderId,
+        Array.from({ length: count }, (_, i) => sql.placeholder(`id${i}`)),
+      ),
+    ),
+);
+
+export async function listOrders({ db, caller, query }: Access & { query: OrderListQuery }): Promise<Page<Order>> {
   const own = ownCustomerId(caller);
-  if (own !== undefined) filters.push(eq(orders.customerId, own));
+  let statusShape: 'any' | 'active' | 'status' = 'any';
+  let status: OrderStatus | undefined;
   if (query.status !== undefined) {
     if (query.status.toLowerCase() === 'active') {
-      filters.push(inArray(orders.status, [...ACTIVE_STATUSES]));
+      statusShape = 'active';
     } else {
-      const status = normalizeStatus(query.status);
+      status = normalizeStatus(query.status);
       if (!status) {
         throw new DomainError('validation-error', `Unknown status "${query.status}".`, {
           errors: [{ field: 'status', message: 'must be an order status (any case), an upper-case alias, or active' }],
         });
       }
-      filters.push(eq(orders.status, status));
+      statusShape = 'status';
     }
   }
-  const rows = await db
-    .select(orderColumns)
-    .from(orders)
-    .where(and(...filters))
-    .orderBy(desc(orders.createdAt), desc(orders.id))
-    .limit(query.limit + 1)
-    .offset((query.page - 1) * query.limit);
+  const rows = await orderList(`${own === undefined ? 'all' : 'own'}_${statusShape}`, db, {
+    customerId: own,
+    status,
+    limit: query.limit + 1,
+    offset: (query.page - 1) * query.limit,
+  });
   const ids = rows.slice(0, query.limit).map((row) => row.id);
-  const items = ids.length ? await db.select(itemColumns).from(orderItems).where(inArray(orderItems.orderId, ids)) : [];
+  const items = ids.length ? await linesOf(ids.length, db, Object.fromEntries(ids.map((id, i) => [`id${i}`, id]))) : [];
   const byOrder = new Map<number, ItemRow[]>();
   for (const item of items) byOrder.set(item.orderId, [...(byOrder.get(item.orderId) ?? []), item]);
   return toPage(rows, query.page, query.limit, (row) => represent({ row, items: byOrder.get(row.id) ?? [] }));

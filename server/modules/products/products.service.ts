@@ -1,5 +1,6 @@
-import { and, asc, desc, eq, isNull, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
+import { statement, statements } from '../../db/statements.ts';
 import { products } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../lib/db-errors.ts';
@@ -61,8 +62,15 @@ export async function createProduct({ db, input }: { db: Db; input: ProductInput
   }
 }
 
+const productById = statement('product_by_id', (db) =>
+  db
+    .select(productColumns)
+    .from(products)
+    .where(eq(products.id, sql.placeholder('id'))),
+);
+
 export async function getProduct({ db, id }: { db: Db; id: number }): Promise<Product> {
-  const [row] = await db.select(productColumns).from(products).where(eq(products.id, id));
+  const [row] = await productById(db, { id });
   if (!row) throw notFound(id);
   if (row.archivedAt) throw gone(id);
   return toProduct(row);
@@ -75,6 +83,25 @@ const sortColumns = {
   id: products.id,
 } as const;
 
+/**
+ * The sort as its distinct fields, first mention first: `name,-name,price` sorts as `name,price`
+ * (a field sorted again changes no order). So the sorts, and the statements they make, are a
+ * closed set, however long the parameter.
+ */
+function distinctSort(sort: string | undefined): string | undefined {
+  if (sort === undefined) return undefined;
+  const seen = new Set<string>();
+  return sort
+    .split(',')
+    .filter((term) => {
+      const field = term.replace('-', '');
+      if (seen.has(field)) return false;
+      seen.add(field);
+      return true;
+    })
+    .join(',');
+}
+
 function orderBy(sort: string | undefined): SQL[] {
   const terms = (sort ?? 'id').split(',').map((term) => {
     const descending = term.startsWith('-');
@@ -86,16 +113,27 @@ function orderBy(sort: string | undefined): SQL[] {
   return terms;
 }
 
-export async function listProducts({ db, query }: { db: Db; query: ProductListQuery }): Promise<Page<Product>> {
+/** One statement per shape: with or without a category, and each distinct sort (a closed set). */
+const productList = statements('product_list', (db, shape: string) => {
+  const [filter, sort] = shape.split(':');
   const filters = [isNull(products.archivedAt)];
-  if (query.category !== undefined) filters.push(eq(products.category, query.category));
-  const rows = await db
+  if (filter === 'category') filters.push(eq(products.category, sql.placeholder('category')));
+  return db
     .select(productColumns)
     .from(products)
     .where(and(...filters))
-    .orderBy(...orderBy(query.sort))
-    .limit(query.limit + 1)
-    .offset((query.page - 1) * query.limit);
+    .orderBy(...orderBy(sort || undefined))
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'));
+});
+
+export async function listProducts({ db, query }: { db: Db; query: ProductListQuery }): Promise<Page<Product>> {
+  const shape = `${query.category === undefined ? 'all' : 'category'}:${distinctSort(query.sort) ?? ''}`;
+  const rows = await productList(shape, db, {
+    category: query.category,
+    limit: query.limit + 1,
+    offset: (query.page - 1) * query.limit,
+  });
   return toPage(rows, query.page, query.limit, toProduct);
 }
 

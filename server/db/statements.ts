@@ -1,0 +1,108 @@
+/**
+ * Statements built once: a hot query's SQL text and result mapping are made by drizzle the first
+ * time it runs, and every later run only binds its values (`sql.placeholder(...)`), on any
+ * database or transaction handle. Building a query with drizzle's builder on every request
+ * (entity checks, selection building, SQL text assembly) was about a tenth of the service's CPU
+ * time on a product read (issue 12 profiles).
+ *
+ * drizzle's own `.prepare()` binds a query to the handle it was built on; a transaction is a
+ * handle of its own, made per transaction. So the text and fields of the first build are kept,
+ * and each handle's session makes its own prepared query from them (a plain object: no SQL is
+ * built), kept for as long as that handle lives. On PostgreSQL the statement is also prepared on
+ * the server, per connection (see `preparing` in client.ts); PGlite runs the same text.
+ */
+import type { PgSession } from 'drizzle-orm/pg-core';
+import type { Db } from './client.ts';
+
+/** What `.prepare(name)` answers, as far as this module uses it. */
+interface Prepared {
+  execute(values?: Record<string, unknown>): Promise<unknown>;
+}
+
+/** A query builder that can be prepared: a select, insert, update or delete. */
+interface Preparable {
+  prepare(name: string): Prepared;
+}
+
+/** drizzle's internals a prepared query is remade from (the same for both drivers). */
+interface PreparedInternals {
+  getQuery(): { sql: string; params: unknown[] };
+  isResponseInArrayMode(): boolean;
+  fields?: unknown;
+  customResultMapper?: unknown;
+  queryMetadata?: unknown;
+  joinsNotNullableMap?: unknown;
+}
+
+type PrepareArgs = Parameters<PgSession['prepareQuery']>;
+
+/** What a prepared query is made of, without the handle it was first built on. */
+interface Template {
+  query: PrepareArgs[0];
+  fields: PrepareArgs[1];
+  arrayMode: boolean;
+  customResultMapper: PrepareArgs[4];
+  queryMetadata: PrepareArgs[5];
+  joinsNotNullableMap: unknown;
+}
+
+function templateOf(prepared: Prepared): Template {
+  const p = prepared as unknown as PreparedInternals;
+  return {
+    query: p.getQuery(),
+    fields: p.fields as PrepareArgs[1],
+    arrayMode: p.isResponseInArrayMode(),
+    customResultMapper: p.customResultMapper as PrepareArgs[4],
+    queryMetadata: p.queryMetadata as PrepareArgs[5],
+    joinsNotNullableMap: p.joinsNotNullableMap,
+  };
+}
+
+type Result<B extends Preparable> = Awaited<ReturnType<ReturnType<B['prepare']>['execute']>>;
+
+const sessionOf = (db: Db): PgSession => (db as unknown as { _: { session: PgSession } })._.session;
+
+/**
+ * `name`: unique per query shape (PostgreSQL sees the text, not the name). `build` makes the
+ * query on the handle given, with `sql.placeholder(key)` for every value; it runs once.
+ */
+export function statement<B extends Preparable>(name: string, build: (db: Db) => B): (db: Db, values?: Record<string, unknown>) => Promise<Result<B>> {
+  let template: Template | undefined;
+  const bySession = new WeakMap<PgSession, Prepared>();
+  return (db, values = {}) => {
+    const session = sessionOf(db);
+    let prepared = bySession.get(session);
+    if (prepared === undefined) {
+      if (template === undefined) {
+        prepared = build(db).prepare(name);
+        template = templateOf(prepared);
+      } else {
+        const t = template;
+        const remade = session.prepareQuery(t.query, t.fields, name, t.arrayMode, t.customResultMapper, t.queryMetadata);
+        (remade as unknown as PreparedInternals).joinsNotNullableMap = t.joinsNotNullableMap;
+        prepared = remade as unknown as Prepared;
+      }
+      bySession.set(session, prepared);
+    }
+    return prepared.execute(values) as Promise<Result<B>>;
+  };
+}
+
+/**
+ * Statements of several shapes (a list's filters, an `in` list's length), each built once, on
+ * first use: `key` names the shape (bounded: a shape is never made of a request's values).
+ */
+export function statements<K extends string | number, B extends Preparable>(
+  name: string,
+  build: (db: Db, key: K) => B,
+): (key: K, db: Db, values?: Record<string, unknown>) => Promise<Result<B>> {
+  const byKey = new Map<K, (db: Db, values?: Record<string, unknown>) => Promise<Result<B>>>();
+  return (key, db, values) => {
+    let run = byKey.get(key);
+    if (run === undefined) {
+      run = statement(`${name}_${String(key).replace(/\W/g, '_')}`, (handle) => build(handle, key));
+      byKey.set(key, run);
+    }
+    return run(db, values);
+  };
+}
