@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Config } from './config.ts';
 import type { Db } from './db/client.ts';
 import type { Client } from './modules/clients/clients.schemas.ts';
-import { DEV_CLIENT_ID, ensureDevClient, ensureDocsClient } from './modules/clients/clients.service.ts';
+import { DEV_CLIENT_ID, ensureDevClient, ensureDocsClient, removeDevClient } from './modules/clients/clients.service.ts';
 import { ensureAdmin, findUserByEmail, toUser } from './modules/users/users.service.ts';
 import type { User } from './modules/users/users.schemas.ts';
 
@@ -39,12 +39,16 @@ export interface ClientsBootstrap {
 /**
  * The built-in OAuth clients, made sure of at every start once the base URL is known: the docs
  * page's client, redirecting under `baseUrl` (PUBLIC_URL, else the listening address), and in
- * development the first-party `order-service-dev` the banner signs in with.
+ * development the first-party `order-service-dev` the banner signs in with. Any other start
+ * removes `order-service-dev` (left by a development start on the same database) with its grants.
  */
 export async function bootstrapClients(db: Db, config: Pick<Config, 'env'>, baseUrl: string): Promise<ClientsBootstrap> {
   const docs = await ensureDocsClient(db, baseUrl);
-  const dev = config.env === 'development' ? await ensureDevClient(db) : undefined;
-  return { docs, dev };
+  if (config.env !== 'development') {
+    await removeDevClient(db);
+    return { docs, dev: undefined };
+  }
+  return { docs, dev: await ensureDevClient(db) };
 }
 
 /** `value` as one word for a POSIX shell, whatever it holds; plain words stay as they are. */

@@ -175,3 +175,13 @@ export function ensureDevClient(db: Db): Promise<Client> {
     grantTypes: ['password', 'refresh_token', 'authorization_code'],
   });
 }
+
+/**
+ * Removes development's client (production and test starts): a public first-party client with the
+ * password grant and every scope must not outlive a development start on the same database. Its
+ * codes and refresh tokens go with it (foreign keys cascade). Answers whether it was there.
+ */
+export async function removeDevClient(db: Db): Promise<boolean> {
+  const removed = await db.delete(oauthClients).where(eq(oauthClients.id, DEV_CLIENT_ID)).returning({ id: oauthClients.id });
+  return removed.length > 0;
+}
