@@ -1,11 +1,9 @@
 import { chmodSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
@@ -72,6 +70,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const { url } = options;
   if (url && /^postgres(ql)?:\/\//.test(url)) return openPostgres(url, options);
   if (options.pglite) return openPglite(options.pglite, () => {});
+  // PGlite is loaded only when it is used: its module alone is about 45 MB of a process's memory.
+  const { PGlite } = await import('@electric-sql/pglite');
   if (url === 'memory://') return openPglite(new PGlite(), () => {});
 
   const dataDir = resolve(options.dataDir);
@@ -166,6 +166,7 @@ function preparing<T>(client: T): T {
 }
 
 async function openPglite(client: PGlite, release: () => void): Promise<Database> {
+  const [{ drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')]);
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   try {
     await migratePglite(drizzlePglite(client), { migrationsFolder });
