@@ -3,8 +3,36 @@
  * with RS256, ES256 or EdDSA by keys its JWKS publishes. jose's remote key set fetches the set,
  * keeps it (10 minutes), and fetches it again when a token names a `kid` it does not hold (at most
  * once per cooldown), which is how a rotated key is picked up.
+ *
+ * Identity providers differ in two details, read here so the claim rules stay one:
+ * - `typ`: an access token says `JWT` or, after RFC 9068, `at+jwt` (also as `application/...`);
+ *   a token whose header names another type (an ID token, a logout token...) is no access token
+ *   and is refused, even with a good signature. Without `typ` the token is taken as before.
+ * - scopes: `scope` (RFC 8693, space-separated) as our tokens carry it; without it, `scp` (an
+ *   array, or a space-separated string, as Okta and Entra ID issue it) stands in for it.
  */
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
+import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
+
+/** The `typ` header values of an access token (RFC 7519 section 5.1, RFC 9068 section 2.1), lower-cased. */
+const ACCESS_TOKEN_TYPES = new Set(['jwt', 'application/jwt', 'at+jwt', 'application/at+jwt']);
+
+/** The token's header names a type other than an access token's (an ID token, say). */
+export class NotAnAccessToken extends Error {
+  constructor() {
+    super('The token type (typ) is not an access token: JWT or at+jwt expected.');
+    this.name = 'NotAnAccessToken';
+  }
+}
+
+/** `scp` as the `scope` claim when `scope` is absent; a malformed `scp` refuses the token (never "no claim"). */
+function withScope(payload: JWTPayload): JWTPayload {
+  if (payload.scope !== undefined || payload.scp === undefined) return payload;
+  const { scp } = payload;
+  if (typeof scp === 'string') return { ...payload, scope: scp };
+  if (Array.isArray(scp) && scp.every((entry): entry is string => typeof entry === 'string' && !entry.includes(' '))) return { ...payload, scope: scp.join(' ') };
+  // Read as no claim, it would grant a person everything their role allows.
+  throw new joseErrors.JWTClaimValidationFailed('"scp" claim must be a string or an array of scope names', payload, 'scp', 'invalid');
+}
 
 /** The algorithms accepted from the external server; HS256 stays ours alone (never from a JWKS). */
 export const EXTERNAL_ALGORITHMS: readonly string[] = ['RS256', 'ES256', 'EdDSA'];
@@ -69,6 +97,12 @@ export class ExternalIssuer {
    * `KeySetUnavailable` when the keys cannot be had (503).
    */
   async verify(token: string): Promise<JWTPayload> {
+    const { typ } = decodeProtectedHeader(token) as { typ?: unknown };
+    if (typ !== undefined && !(typeof typ === 'string' && ACCESS_TOKEN_TYPES.has(typ.toLowerCase()))) throw new NotAnAccessToken();
+    return withScope(await this.verifySignature(token));
+  }
+
+  private async verifySignature(token: string): Promise<JWTPayload> {
     try {
       return (await jwtVerify(token, this.getKey, this.options)).payload;
     } catch (error) {

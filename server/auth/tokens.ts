@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { z } from 'zod';
 import { DomainError } from '../errors/problems.ts';
-import { EXTERNAL_ALGORITHMS, ExternalIssuer, KeySetUnavailable, type JwksSettings } from './jwks.ts';
+import { EXTERNAL_ALGORITHMS, ExternalIssuer, KeySetUnavailable, NotAnAccessToken, type JwksSettings } from './jwks.ts';
 
 export type Role = 'customer' | 'admin' | 'service';
 
@@ -164,6 +164,7 @@ function checkLifetime(payload: { iat?: number; exp?: number }): void {
 }
 
 function describeJoseError(error: unknown): string {
+  if (error instanceof NotAnAccessToken) return error.message;
   if (error instanceof joseErrors.JWTExpired) return 'The access token has expired.';
   if (error instanceof joseErrors.JWTClaimValidationFailed) return `The access token claim "${error.claim}" is invalid.`;
   if (error instanceof joseErrors.JOSEAlgNotAllowed) return 'The access token is signed with an algorithm this service does not accept.';

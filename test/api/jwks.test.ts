@@ -79,13 +79,16 @@ interface TokenOptions {
   iat?: number;
   /** `null`: no `kid` in the header. */
   kid?: string | null;
+  /** The header's `typ` (`JWT` by default); `null`: none. */
+  typ?: string | null;
 }
 
 /** A token of the external server signed with `key`; by default an admin's, exactly what is accepted. */
 function externalToken(key: SigningKey, claims: JWTPayload, options: TokenOptions = {}): Promise<string> {
   const kid = options.kid === undefined ? key.kid : options.kid;
+  const typ = options.typ === undefined ? 'JWT' : options.typ;
   return new SignJWT({ ...claims })
-    .setProtectedHeader({ alg: key.alg, typ: 'JWT', ...(kid === null ? {} : { kid }) })
+    .setProtectedHeader({ alg: key.alg, ...(typ === null ? {} : { typ }), ...(kid === null ? {} : { kid }) })
     .setIssuer(options.iss ?? ISSUER)
     .setAudience(options.aud ?? AUDIENCE)
     .setIssuedAt(options.iat ?? now() - 10)
@@ -169,6 +172,51 @@ describe('tokens of the external authorization server are accepted (RS256, ES256
     // Lifetime bounded as for our own tokens: exp - iat at most 24 hours.
     const long = await externalToken(keys.RS256, admin(), { iat: now() - 10, exp: now() + 48 * 3600 });
     expectInvalidToken(await t.request({ method: 'GET', url: USERS, token: long }));
+  });
+});
+
+describe('what identity providers differ in: the typ header and the scp claim (RFC 9068)', () => {
+  const ownUser = () => `${USERS}/${customer.id}`;
+  const customerClaims = (extra: JWTPayload = {}): JWTPayload => ({ sub: String(customer.id), role: 'customer', ...extra });
+
+  it.each(['JWT', 'at+jwt', 'application/at+jwt', 'AT+JWT', null])('typ %s is an access token: accepted', async (typ) => {
+    const token = await externalToken(keys.RS256, customerClaims(), { typ });
+    expect((await t.request({ method: 'GET', url: ownUser(), token })).statusCode).toBe(200);
+  });
+
+  it.each(['id_token+jwt', 'logout+jwt', 'dpop+jwt', 'JOSE', 'secevent+jwt'])('typ %s is not an access token: 401 invalid_token, whatever the signature', async (typ) => {
+    const token = await externalToken(keys.ES256, customerClaims(), { typ });
+    const res = await t.request({ method: 'GET', url: ownUser(), token });
+    expectInvalidToken(res);
+    expect(res.headers['www-authenticate']).toContain('not an access token');
+  });
+
+  it('scp as an array limits like scope: without users:read the own user is 403 insufficient-scope; with it, 200', async () => {
+    const without = await externalToken(keys.RS256, customerClaims({ scp: ['orders:read', 'orders:write'] }));
+    expect(expectProblem(await t.request({ method: 'GET', url: ownUser(), token: without }), 403, 'insufficient-scope').scope).toBe('users:read');
+    const withIt = await externalToken(keys.RS256, customerClaims({ scp: ['orders:read', 'users:read'] }));
+    expect((await t.request({ method: 'GET', url: ownUser(), token: withIt })).statusCode).toBe(200);
+  });
+
+  it('scp as a space-separated string too; an empty scp grants nothing', async () => {
+    const spaced = await externalToken(keys.EdDSA, customerClaims({ scp: 'orders:read users:read' }));
+    expect((await t.request({ method: 'GET', url: ownUser(), token: spaced })).statusCode).toBe(200);
+    const empty = await externalToken(keys.EdDSA, customerClaims({ scp: [] }));
+    expectProblem(await t.request({ method: 'GET', url: ownUser(), token: empty }), 403, 'insufficient-scope');
+  });
+
+  it('scope wins over scp when both are present', async () => {
+    const token = await externalToken(keys.RS256, customerClaims({ scope: 'orders:read', scp: ['users:read'] }));
+    expectProblem(await t.request({ method: 'GET', url: ownUser(), token }), 403, 'insufficient-scope');
+  });
+
+  it('a malformed scp (not strings) is 401, never read as "no claim" (which would grant the whole role)', async () => {
+    for (const scp of [42, { users: 'read' }, [1, 2], ['users:read orders:read']]) {
+      const token = await externalToken(keys.RS256, customerClaims({ scp }));
+      const res = await t.request({ method: 'GET', url: ownUser(), token });
+      expectInvalidToken(res);
+      expect(res.headers['www-authenticate']).toContain('scp');
+    }
   });
 });
 
