@@ -139,6 +139,8 @@ describe('no open redirector: an unknown client or unregistered redirect_uri get
     ['a redirect_uri differing by a trailing slash', (q) => ({ ...q, redirect_uri: `${REDIRECT_URI}/` })],
     ['a redirect_uri differing in case', (q) => ({ ...q, redirect_uri: REDIRECT_URI.toUpperCase() })],
     ['a redirect_uri with an added query', (q) => ({ ...q, redirect_uri: `${REDIRECT_URI}?next=https://evil.example` })],
+    // RFC 8252 7.3's any-port rule for loopback redirects is deliberately not followed: exact match.
+    ['a loopback redirect_uri on another port', (q) => ({ ...q, redirect_uri: REDIRECT_URI.replace('127.0.0.1:9/', '127.0.0.1:8080/') })],
     ['a missing redirect_uri', ({ redirect_uri: _, ...q }) => q],
   ];
   for (const [name, change] of cases) {
