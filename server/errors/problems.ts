@@ -161,7 +161,7 @@ export const problemTypes = {
     title: 'Client authentication failed',
     code: 'UNAUTHORIZED',
     description:
-      'The OAuth client (RFC 6749 `invalid_client`) is unknown, sent no credentials, or sent a wrong secret. Confidential clients use HTTP Basic (`client_secret_basic`) or `client_id` + `client_secret` in the body (`client_secret_post`); public clients send `client_id`.',
+      'The OAuth client (RFC 6749 `invalid_client`) is unknown, sent no credentials, or sent a wrong secret. Confidential clients use HTTP Basic (`client_secret_basic`) or `client_id` + `client_secret` in the body (`client_secret_post`); public clients send `client_id`. The status is 401 with a `WWW-Authenticate: Basic` challenge when the request carried an `Authorization` header, and 400 without a challenge otherwise (RFC 6749 section 5.2), so a form another site posts never makes a browser ask for a password.',
   },
   'invalid-grant': {
     status: 400,

@@ -11,6 +11,7 @@ import { oauthAuthorizationCodes, oauthRefreshTokens, signInFailures } from '../
 import { purgeExpiredGrants } from '../../server/oauth/purge.ts';
 import { hashSecret } from '../../server/oauth/secrets.ts';
 import { defaultOAuthSettings } from '../../server/oauth/settings.ts';
+import { ensureAdmin } from '../../server/modules/users/users.service.ts';
 import { createUserRow, TEST_JWT, TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { codeFlowStart, insertClient, postToken, signInWithForm, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
@@ -65,6 +66,17 @@ describe('a new password ends the user\'s grants', () => {
     const token = await signIn(grace);
     expect((await putUser(grace, { password: 'reset-by-the-admin' }, server.admin.token)).statusCode).toBe(200);
     expect((await refresh(token)).status).toBe(400);
+  });
+
+  it('a new ADMIN_PASSWORD at start revokes that admin\'s grants; the same password keeps them', async () => {
+    const root = await server.createUser('admin');
+    const kept = await signIn(root);
+    await ensureAdmin({ db: server.db, email: root.email, password: TEST_PASSWORD });
+    const renewed = await refresh(kept);
+    expect(renewed.status).toBe(200);
+    const { refresh_token: current } = (await renewed.json()) as { refresh_token: string };
+    await ensureAdmin({ db: server.db, email: root.email, password: 'the-new-admin-password' });
+    expect((await refresh(current)).status).toBe(400);
   });
 
   it('a change without a new password (the name) keeps them', async () => {

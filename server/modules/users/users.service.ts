@@ -299,11 +299,18 @@ export async function ensureAdmin({ db, email, password }: { db: Db; email: stri
   }
   const passwordMatches = await verifyPassword(password, existing.passwordHash);
   if (existing.role === 'admin' && passwordMatches) return { user: toUser(existing), created: false };
-  const [row] = await db
-    .update(users)
-    .set({ role: 'admin', ...(passwordMatches ? {} : { passwordHash: await hashPassword(password) }), updatedAt: new Date() })
-    .where(eq(users.id, existing.id))
-    .returning(userColumns);
+  const passwordHash = passwordMatches ? undefined : await hashPassword(password);
+  const row = await db.transaction(async (tx) => {
+    const [updated] = await tx
+      .update(users)
+      .set({ role: 'admin', ...(passwordHash === undefined ? {} : { passwordHash }), updatedAt: new Date() })
+      .where(eq(users.id, existing.id))
+      .returning(userColumns);
+    // A new ADMIN_PASSWORD is a password change like any other: whoever signed in with the old one
+    // loses their grants.
+    if (updated && passwordHash !== undefined) await revokeUserGrants(tx, updated.id);
+    return updated;
+  });
   if (!row) throw new Error('admin bootstrap failed');
   return { user: toUser(row), created: false };
 }
