@@ -15,6 +15,7 @@ import { createHmac } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/client.ts';
+import { statement } from '../db/statements.ts';
 import { idempotencyKeys } from '../db/schema.ts';
 import { DomainError } from '../errors/problems.ts';
 import { canonicalJson } from '../lib/etag.ts';
@@ -152,10 +153,12 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
       const result = await call.run(tx);
       // A failed attempt is not stored: rolling back frees the key for a corrected retry.
       if (!result.ok) throw new Failed(result);
-      await tx
-        .update(idempotencyKeys)
-        .set({ responseStatus: call.meta?.rest?.status ?? 200, responseBody: JSON.stringify(storedOutput(call.outputOf(result), call.meta)) })
-        .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
+      await completeKey(tx, {
+        scope,
+        key,
+        responseStatus: call.meta?.rest?.status ?? 200,
+        responseBody: JSON.stringify(storedOutput(call.outputOf(result), call.meta)),
+      });
       return result;
     });
   } catch (error) {
@@ -163,6 +166,31 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
     throw error;
   }
 }
+
+/** Stores the operation's answer with its key, in the operation's transaction. */
+const completeKey = statement('idempotency_key_complete', (db) =>
+  db
+    .update(idempotencyKeys)
+    .set({ responseStatus: sql`${sql.placeholder('responseStatus')}`, responseBody: sql`${sql.placeholder('responseBody')}` })
+    .where(and(eq(idempotencyKeys.scope, sql.placeholder('scope')), eq(idempotencyKeys.key, sql.placeholder('key')))),
+);
+
+/** Takes a free key: a placeholder row, or nothing when the key exists. */
+const insertKey = statement('idempotency_key_insert', (db) =>
+  db
+    .insert(idempotencyKeys)
+    .values({
+      scope: sql.placeholder('scope'),
+      key: sql.placeholder('key'),
+      operation: sql.placeholder('operation'),
+      fingerprint: sql.placeholder('fingerprint'),
+      responseStatus: 0,
+      responseBody: '',
+      expiresAt: sql`now() + make_interval(hours => ${sql.placeholder('ttlHours')})`,
+    })
+    .onConflictDoNothing()
+    .returning({ key: idempotencyKeys.key }),
+);
 
 /**
  * What a replay may answer: the output without the fields shown only once (`meta.rest.notReplayed`,
@@ -186,19 +214,7 @@ async function claimKey(
   const where = and(eq(idempotencyKeys.scope, row.scope), eq(idempotencyKeys.key, row.key));
   // Bounded: each round either inserts or finds a row; a row purged in between costs one more.
   for (let attempt = 0; attempt < 3; attempt++) {
-    const inserted = await tx
-      .insert(idempotencyKeys)
-      .values({
-        scope: row.scope,
-        key: row.key,
-        operation: row.operation,
-        fingerprint: row.fingerprint,
-        responseStatus: 0,
-        responseBody: '',
-        expiresAt: sql`now() + make_interval(hours => ${row.ttlHours})`,
-      })
-      .onConflictDoNothing()
-      .returning({ key: idempotencyKeys.key });
+    const inserted = await insertKey(tx, row);
     if (inserted.length > 0) return undefined;
 
     const [existing] = await tx

@@ -147,10 +147,34 @@ async function resolveCustomer(tx: Db, caller: Caller, requested: number | undef
 }
 
 /** The user's id if the row exists, locked against deletion until the transaction ends. */
+const userKeyShare = statement('user_key_share', (db) =>
+  db
+    .select({ id: users.id })
+    .from(users)
+    .where(eq(users.id, sql.placeholder('id')))
+    .for('key share'),
+);
+
 async function lockUser(tx: Db, id: number): Promise<number | undefined> {
-  const [user] = await tx.select({ id: users.id }).from(users).where(eq(users.id, id)).for('key share');
+  const [user] = await userKeyShare(tx, { id });
   return user?.id;
 }
+
+/** Products by id, `count` of them (1 to MAX_ITEMS): one statement per count. */
+const productsForPricing = statements('products_for_pricing', (db, count: number) =>
+  db
+    .select({ id: products.id, price: products.price, currency: products.currency, archivedAt: products.archivedAt })
+    .from(products)
+    .where(
+      inArray(
+        products.id,
+        Array.from({ length: count }, (_, i) => sql.placeholder(`id${i}`)),
+      ),
+    ),
+);
+
+/** `{ id0: ids[0], id1: ids[1], ... }`, the values of an `in` list's placeholders. */
+const idValues = (ids: readonly number[]): Record<string, number> => Object.fromEntries(ids.map((id, i) => [`id${i}`, id]));
 
 /**
  * Prices the items: a product already in the order keeps the price it had when it was set; a new
@@ -159,12 +183,7 @@ async function lockUser(tx: Db, id: number): Promise<number | undefined> {
 async function priceItems(tx: Db, items: ItemSpec[], currency: string, previous: ItemRow[]): Promise<PricedItem[]> {
   const kept = new Map(previous.map((item) => [item.productId, item.unitPrice]));
   const wanted = [...new Set(items.map((item) => item.product_id).filter((id) => !kept.has(id)))];
-  const found = wanted.length
-    ? await tx
-        .select({ id: products.id, price: products.price, currency: products.currency, archivedAt: products.archivedAt })
-        .from(products)
-        .where(inArray(products.id, wanted))
-    : [];
+  const found = wanted.length ? await productsForPricing(wanted.length, tx, idValues(wanted)) : [];
   const byId = new Map(found.map((p) => [p.id, p]));
   const errors: FieldError[] = [];
   const priced = items.map((item, index) => {
@@ -185,23 +204,56 @@ async function priceItems(tx: Db, items: ItemSpec[], currency: string, previous:
 }
 
 /** Replaces the order's lines; answers the stored rows, in position order. */
-async function writeItems(tx: Db, orderId: number, priced: PricedItem[]): Promise<ItemRow[]> {
-  await tx.delete(orderItems).where(eq(orderItems.orderId, orderId));
-  if (priced.length === 0) return [];
-  return tx
+const deleteLines = statement('order_lines_delete', (db) => db.delete(orderItems).where(eq(orderItems.orderId, sql.placeholder('orderId'))));
+
+/** `count` lines (1 to MAX_ITEMS) of one order: one statement per count. */
+const insertLines = statements('order_lines_insert', (db, count: number) =>
+  db
     .insert(orderItems)
-    .values(priced.map((item, position) => ({ orderId, position, ...item })))
-    .returning(itemColumns);
+    .values(
+      Array.from({ length: count }, (_, position) => ({
+        orderId: sql.placeholder('orderId'),
+        position,
+        productId: sql.placeholder(`productId${position}`),
+        quantity: sql.placeholder(`quantity${position}`),
+        unitPrice: sql.placeholder(`unitPrice${position}`),
+      })),
+    )
+    .returning(itemColumns),
+);
+
+async function writeItems(tx: Db, orderId: number, priced: PricedItem[]): Promise<ItemRow[]> {
+  await deleteLines(tx, { orderId });
+  if (priced.length === 0) return [];
+  const values: Record<string, number> = { orderId };
+  priced.forEach((item, position) => {
+    values[`productId${position}`] = item.productId;
+    values[`quantity${position}`] = item.quantity;
+    values[`unitPrice${position}`] = item.unitPrice;
+  });
+  return insertLines(priced.length, tx, values);
 }
 
 /** Writes the (locked) order's fields as they now are in `order.row`, and stamps updated_at. */
+const updateOrder = statement('order_update', (db) =>
+  db
+    .update(orders)
+    .set({
+      customerId: sql`${sql.placeholder('customerId')}`,
+      address: sql`${sql.placeholder('address')}`,
+      status: sql`${sql.placeholder('status')}`,
+      discountCode: sql`${sql.placeholder('discountCode')}`,
+      currency: sql`${sql.placeholder('currency')}`,
+      updatedAt: sql`${sql.placeholder('updatedAt')}`,
+    })
+    .where(eq(orders.id, sql.placeholder('id')))
+    .returning(orderColumns),
+);
+
 async function saveOrder(tx: Db, order: LoadedOrder): Promise<void> {
   const { id, customerId, address, status, discountCode, currency } = order.row;
-  const [row] = await tx
-    .update(orders)
-    .set({ customerId, address, status, discountCode, currency, updatedAt: new Date() })
-    .where(eq(orders.id, id))
-    .returning(orderColumns);
+  // As drizzle sends a timestamp column's Date (a placeholder's value is sent as it is).
+  const [row] = await updateOrder(tx, { id, customerId, address, status, discountCode, currency, updatedAt: new Date().toISOString() });
   if (!row) throw notFound(id);
   order.row = row;
 }
@@ -261,6 +313,19 @@ function changeOrder(
   });
 }
 
+const insertOrder = statement('order_insert', (db) =>
+  db
+    .insert(orders)
+    .values({
+      customerId: sql.placeholder('customerId'),
+      address: sql.placeholder('address'),
+      discountCode: sql.placeholder('discountCode'),
+      currency: sql.placeholder('currency'),
+      status: 'draft',
+    })
+    .returning(orderColumns),
+);
+
 export async function createOrder({ db, caller, input }: Access & { input: OrderCreate }): Promise<Order> {
   if (input.status !== undefined && input.status !== 'draft') {
     throw new DomainError('validation-error', 'A new order is always a draft.', {
@@ -271,10 +336,7 @@ export async function createOrder({ db, caller, input }: Access & { input: Order
     const customerId = await resolveCustomer(tx, caller, input.customer_id);
     const currency = input.currency ?? 'USD';
     const priced = await priceItems(tx, input.items, currency, []);
-    const [row] = await tx
-      .insert(orders)
-      .values({ customerId, address: input.address ?? null, discountCode: input.discount_code ?? null, currency, status: 'draft' })
-      .returning(orderColumns);
+    const [row] = await insertOrder(tx, { customerId, address: input.address ?? null, discountCode: input.discount_code ?? null, currency });
     if (!row) throw new Error('insert returned no row');
     return represent({ row, items: await writeItems(tx, row.id, priced) });
   });

@@ -4,10 +4,11 @@
  * partial unique index `payments_one_captured_per_order` refuses a second captured payment even
  * if something bypassed the lock: money is taken at most once per order.
  */
-import { and, desc, eq, type SQL } from 'drizzle-orm';
+import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { ownCustomerId } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
+import { statement } from '../../db/statements.ts';
 import { orders, payments } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../lib/db-errors.ts';
@@ -57,6 +58,19 @@ function notPayable(orderId: number, status: OrderStatus): DomainError {
   return invalidTransition(status, 'paid', 'payment', detail);
 }
 
+const insertPayment = statement('payment_insert', (db) =>
+  db
+    .insert(payments)
+    .values({
+      orderId: sql.placeholder('orderId'),
+      amount: sql.placeholder('amount'),
+      currency: sql.placeholder('currency'),
+      method: sql.placeholder('method'),
+      status: 'captured',
+    })
+    .returning(paymentColumns),
+);
+
 /**
  * Captures a payment of a confirmed order and marks the order paid, in one transaction. The
  * order's status is checked before the amount: a paid or cancelled order takes no amount at all.
@@ -73,10 +87,7 @@ export async function createPayment({ db, caller, input }: Access & { input: Pay
           errors: [{ field: 'amount', message: `must equal the order's total (${total})` }],
         });
       }
-      const [row] = await tx
-        .insert(payments)
-        .values({ orderId: order.row.id, amount: input.amount, currency: order.row.currency, method: input.method, status: 'captured' })
-        .returning(paymentColumns);
+      const [row] = await insertPayment(tx, { orderId: order.row.id, amount: input.amount, currency: order.row.currency, method: input.method });
       if (!row) throw new Error('payment insert returned no row');
       await transition(tx, order, 'paid', 'payment', caller);
       return toPayment(row);
