@@ -14,7 +14,7 @@
  */
 import rateLimitPlugin from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { DomainError } from '../errors/problems.ts';
 import { addressKey } from '../lib/client-address.ts';
 
@@ -71,7 +71,7 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     app.log.info('rate-limit store available again: requests are counted');
   };
 
-  const redis = options.redisUrl === undefined ? undefined : createRedis(options.redisUrl);
+  const redis = options.redisUrl === undefined ? undefined : await createRedis(options.redisUrl);
   if (redis) {
     // ioredis reports each failed (re)connection here; unheard, it would print them to stderr.
     redis.on('error', storeFailed);
@@ -157,7 +157,9 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
  * no offline queue (a command while disconnected fails at once, and the limiter fails open), and
  * reconnection in the background.
  */
-function createRedis(url: string): Redis {
+async function createRedis(url: string): Promise<Redis> {
+  // Loaded only when counters live in Redis: the client is some 10 MB of a process's memory.
+  const { Redis } = await import('ioredis');
   return new Redis(url, {
     lazyConnect: true,
     connectTimeout: 500,
