@@ -14,7 +14,7 @@
  * BENCH_CASES (comma list of case names, default all), BENCH_BACKENDS (postgres,pglite),
  * BENCH_PROFILE (a directory: both servers run with `--cpu-prof` and write their profiles in
  * its `service` and `raw` folders on exit, one file per thread; `scripts/bench/profile-summary.ts <file>` summarizes the main
- * thread's, the largest).
+ * thread's, the largest), BENCH_SERVICE_FLAGS (extra Node/V8 flags for the service process).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -60,6 +60,8 @@ const backends = list('BENCH_BACKENDS', BACKENDS);
 const profileDir = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined;
 /** Node's flags for a server: `--cpu-prof` into BENCH_PROFILE/<server> when profiling. */
 const profileArgs = (server: 'service' | 'raw'): string[] => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, server)}`] : []);
+/** BENCH_SERVICE_FLAGS: extra Node/V8 flags for the service process (experiments: GC settings). */
+const serviceFlags = (process.env.BENCH_SERVICE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 /** A short warm-up per case and server (JIT, connection pools, plan caches), not reported. */
 const warmupSeconds = Math.min(2, seconds);
 
@@ -558,7 +560,7 @@ async function measureBackend(backend: Backend): Promise<string> {
     RATE_LIMIT_MAX: '1000000000',
     // The OAuth issuer, which production requires to be named.
     PUBLIC_URL: `http://127.0.0.1:${servicePort}`,
-  }, undefined, profileArgs('service'));
+  }, undefined, [...serviceFlags, ...profileArgs('service')]);
   const serviceBase = `http://127.0.0.1:${servicePort}`;
   await waitHealthy(service, serviceBase);
   const targets: Target[] = [{ kind: 'service', base: serviceBase }];
