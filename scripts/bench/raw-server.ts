@@ -51,11 +51,35 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => {
   const prototype: unknown = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;
 };
-const byKey = ([a]: [string, unknown], [b]: [string, unknown]): number => (a < b ? -1 : a > b ? 1 : 0);
+const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
+const isArrayIndex = (key: string): boolean => ARRAY_INDEX.test(key) && Number(key) < 2 ** 32 - 1;
+const sortedKeys = (object: object): string[] => {
+  const keys = Object.keys(object).sort();
+  if (!keys.some(isArrayIndex)) return keys;
+  return [...keys.filter(isArrayIndex).sort((a, b) => Number(a) - Number(b)), ...keys.filter((key) => !isArrayIndex(key))];
+};
+const write = (key: string, input: unknown): string | undefined => {
+  let value = input;
+  if ((typeof value === 'object' && value !== null) || typeof value === 'bigint') {
+    const toJSON = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function') value = (toJSON as (key: string) => unknown).call(value, key);
+  }
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return JSON.stringify(value);
+  if (typeof value !== 'object') return undefined;
+  if (value === null) return 'null';
+  if (value instanceof Number || value instanceof String || value instanceof Boolean || value instanceof BigInt) return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map((element, index) => write(String(index), element) ?? 'null').join(',')}]`;
+  const record = value as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const member of isPlainObject(value) ? sortedKeys(value) : Object.keys(value)) {
+    const text = write(member, record[member]);
+    if (text !== undefined) parts.push(`${JSON.stringify(member)}:${text}`);
+  }
+  return `{${parts.join(',')}}`;
+};
 
 /** server/lib/etag.ts's algorithm, copied rather than imported: the baseline depends on no service code. */
-const canonicalJson = (value: unknown): string =>
-  JSON.stringify(value, (_key, member: unknown) => (isPlainObject(member) ? Object.fromEntries(Object.entries(member).sort(byKey)) : member));
+const canonicalJson = (value: unknown): string => write('', value) as string;
 const entityTag = (value: unknown): string => `"${hash('sha1', canonicalJson(value), 'base64url')}"`;
 
 const CACHE = { public: 'public, max-age=60', private: 'private, max-age=0, must-revalidate', noStore: 'no-store' } as const;

@@ -3,7 +3,8 @@
  * keys were built in, so the facade's ETag and a service's If-Match check always agree.
  */
 import { describe, expect, it } from 'vitest';
-import { entityTag, parseEntityTags } from '../../server/lib/etag.ts';
+import fc from 'fast-check';
+import { canonicalJson, entityTag, parseEntityTags } from '../../server/lib/etag.ts';
 
 describe('the entity tag depends on the values, never on key order', () => {
   it('{a, b} and {b, a} have one tag', () => {
@@ -39,5 +40,48 @@ describe('If-Match / If-None-Match lists', () => {
     expect(parseEntityTags('*')).toEqual(['*']);
     expect(parseEntityTags('garbage')).toEqual([]);
     expect(parseEntityTags(undefined)).toBeUndefined();
+  });
+});
+
+describe('canonicalJson writes what the JSON.stringify replacer it replaced wrote', () => {
+  // The former implementation (issue 8), kept here as the reference the faster one must equal.
+  const isPlain = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null && [Object.prototype, null].includes(Object.getPrototypeOf(value) as object | null);
+  const reference = (value: unknown): string =>
+    JSON.stringify(value, (_key, member: unknown) =>
+      isPlain(member) ? Object.fromEntries(Object.entries(member).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : member,
+    );
+
+  it('on any JSON value, keys like "10", "2" and "__proto__" included', () => {
+    const key = fc.oneof(fc.string(), fc.constantFrom('0', '1', '2', '10', '01', '-1', '4294967295', '4294967294', '__proto__', 'a', 'B'));
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        fc.jsonValue({ maxDepth: 1 }),
+        fc.constant(undefined),
+        fc.date({ noInvalidDate: true }),
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(key, tie('node'), { maxKeys: 6 }),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(canonicalJson(v)).toBe(reference(v));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('on JSON text as parsed (own "__proto__" members), class instances and boxed values', () => {
+    const parsed: unknown = JSON.parse('{"__proto__":{"b":1,"a":2},"2":[1,{"y":null,"x":true}],"10":"ten","z":-0}');
+    class Point {
+      constructor(
+        readonly y: number,
+        readonly x: { d: number; c: number },
+      ) {}
+    }
+    for (const v of [parsed, new Point(1, { d: 1, c: 2 }), [new Number(3), new String('s'), new Boolean(false)], { f: () => 1, s: Symbol('x'), n: NaN }]) {
+      expect(canonicalJson(v)).toBe(reference(v));
+    }
   });
 });
