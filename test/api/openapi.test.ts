@@ -1066,18 +1066,29 @@ const genericProbes: Record<number, Probe> = {
 const shared: Database = { ...t.database, close: async () => {} };
 const limited = await buildApp({ database: shared, tokens: t.tokens, rateLimit: { max: 1, timeWindow: '1 minute' } });
 let failure: Error | undefined;
-const failing: Database = {
-  ...shared,
-  db: new Proxy(t.db, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver);
+/**
+ * `target` whose every method throws `failure` while it is set; objects a method answers (a
+ * prepared query) fail the same way. Statements built once (server/db/statements.ts) run on the
+ * handle's session (`db._.session`), so that is wrapped too.
+ */
+function failWhenBroken<T extends object>(target: T, extra: Record<PropertyKey, unknown> = {}): T {
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      if (property in extra) return extra[property];
+      const value: unknown = Reflect.get(object, property, receiver);
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
         if (failure) throw failure;
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
+        const answer = (value as (...a: unknown[]) => unknown).apply(object, args);
+        return answer !== null && typeof answer === 'object' && !(answer instanceof Promise) ? failWhenBroken(answer) : answer;
       };
     },
-  }),
+  });
+}
+const internals = (t.db as unknown as { _: { session: object } })._;
+const failing: Database = {
+  ...shared,
+  db: failWhenBroken(t.db, { _: { ...internals, session: failWhenBroken(internals.session) } }),
   ping: async (timeoutMs) => {
     if (failure?.message === 'boom') throw failure;
     return failure ? false : t.database.ping(timeoutMs);
