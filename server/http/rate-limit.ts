@@ -109,7 +109,9 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     // change nothing (the caller is refused until the window resets), so a huge batch costs at
     // most `max + 1` store operations.
     const weight = Math.min(callsIn(request.url), options.max + 1);
-    const results = (await Promise.all(Array.from({ length: weight }, () => limit(request)))).filter((r): r is Counted => !r.isAllowed);
+    // One call (every REST request) without the batch's array of increments.
+    const outcomes = weight === 1 ? [await limit(request)] : await Promise.all(Array.from({ length: weight }, () => limit(request)));
+    const results = outcomes.filter((r): r is Counted => !r.isAllowed);
     const first = results[0];
     if (!first) return;
     // With skipOnError the plugin answers a store error as a count of zero, which no counted
@@ -133,9 +135,16 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
 
   // The net: an answer refused in onRequest before `count` ran (the 503 while shutting down) is
   // counted on its way out and carries the headers too; it is a refusal already, so never a 429.
-  app.addHook('onSend', async (request, reply, payload) => {
-    await countRequest(request, reply, false);
-    return payload;
+  // Callback style: the answers already counted (nearly all) pass on without a promise each.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (counted.has(request)) {
+      done(null, payload);
+      return;
+    }
+    countRequest(request, reply, false).then(
+      () => done(null, payload),
+      (error: unknown) => done(error as Error),
+    );
   });
 
   return {
