@@ -99,7 +99,10 @@ const READ_ONLY = 'Read-only: ignored when sent back (GET-modify-PUT), whatever 
  * has in the representation, marked `readOnly` (generators leave it out of request bodies).
  */
 export const readOnly = <T extends z.ZodType>(schema: T) => {
-  const { schema: rendered } = createSchema(schema, { io: 'output' });
+  // A timestamp's `format: date-time` says what it is; Zod's equivalent `pattern` beside it only
+  // makes fuzzers (schemathesis) discard most strings they draw for a field the service ignores.
+  const rendered: Record<string, unknown> = { ...createSchema(schema, { io: 'output' }).schema };
+  if (rendered.format === 'date-time') delete rendered.pattern;
   return z
     .custom<z.output<T>>()
     .meta({
