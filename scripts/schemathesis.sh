@@ -168,6 +168,7 @@ run_schemathesis() {
       --seed "${seed}" \
       --max-examples "${max_examples}" \
       --generation-database none \
+      --suppress-health-check filter_too_much,too_slow \
       --request-timeout 30 \
       --no-color \
       --report junit,ndjson --report-dir "${report_dir}/${name}"
