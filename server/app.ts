@@ -17,6 +17,7 @@ import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './ht
 import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter.ts';
 import { registerTrpcEndpoint } from './http/trpc-endpoint.ts';
 import { appRouter } from './router.ts';
+import { CursorCodec } from './modules/paging.ts';
 import { defaultIdempotencySettings, type IdempotencySettings } from './trpc/context.ts';
 import { startKeyPurge } from './trpc/idempotency.ts';
 
@@ -50,6 +51,8 @@ export interface AppOptions {
    * token lifetime, its stricter rate limit, the sign-in backoff, the key of its HMACs.
    */
   oauth?: OAuthOptions;
+  /** The secret list cursors are signed with (every instance the same; main.ts: JWT_SECRET). */
+  cursorSecret?: string;
 }
 
 declare module 'fastify' {
@@ -182,6 +185,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new DomainError('not-found', `No resource at ${request.url.split('?')[0]}.`)));
   const { purgeIntervalMs = 10 * 60_000, ...idempotencyOverrides } = options.idempotency ?? {};
   const idempotency: IdempotencySettings = { ...defaultIdempotencySettings, ...idempotencyOverrides };
+  const cursors = new CursorCodec(options.cursorSecret ?? 'order-service-local');
   // Expired idempotency keys go in the background; stopped before the database closes.
   const stopKeyPurge = startKeyPurge(database.db, app.log, purgeIntervalMs);
   app.addHook('onClose', async () => {
@@ -201,7 +205,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
   }
 
-  registerRestRoutes(app, { router: appRouter, db: database.db, idempotency });
+  registerRestRoutes(app, { router: appRouter, db: database.db, idempotency, cursors });
   await registerOAuth(app, { db: database.db, tokens, tls: options.tls !== undefined, options: options.oauth });
 
   // Health: unversioned, GET/HEAD only. A rate-limit store that does not answer is `degraded`,
@@ -230,7 +234,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // The typed client's door: same procedures and context as REST, problems in the error `data`.
   // The typed client sends at most 50 calls a request (its `maxItems`); more than MAX_TRPC_BATCH get a 400.
-  await registerTrpcEndpoint(app, { router: appRouter, db: database.db, maxBatchSize: MAX_TRPC_BATCH, idempotency });
+  await registerTrpcEndpoint(app, { router: appRouter, db: database.db, maxBatchSize: MAX_TRPC_BATCH, idempotency, cursors });
 
   return app;
 }

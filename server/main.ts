@@ -41,6 +41,8 @@ const app = await buildApp({
     // Shared by every instance (they share JWT_SECRET), and not the signing key itself.
     fingerprintKey: createHmac('sha256', config.jwt.secret).update('idempotency-fingerprint').digest('base64url'),
   },
+  // Cursors: every instance agrees; the codec keys its HMAC with a label, not the secret itself.
+  cursorSecret: config.jwt.secret,
   rateLimit: { max: config.rateLimit.max, timeWindow: config.rateLimit.window, redisUrl: config.redisUrl },
   oauth: {
     issuer: config.publicUrl,

@@ -113,6 +113,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           page?: number | undefined;
           limit?: number | undefined;
+          cursor?: string | undefined;
           category?: string | undefined;
           sort?: string | undefined;
         } | undefined;
@@ -132,6 +133,8 @@ export type AppRouter = TRPCBuiltRouter<
           page: number;
           limit: number;
           has_more: boolean;
+          next_cursor: string | null;
+          prev_cursor: string | null;
         };
         meta: object;
       }>;
@@ -211,6 +214,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           page?: number | undefined;
           limit?: number | undefined;
+          cursor?: string | undefined;
         } | undefined;
         output: {
           data: {
@@ -224,6 +228,8 @@ export type AppRouter = TRPCBuiltRouter<
           page: number;
           limit: number;
           has_more: boolean;
+          next_cursor: string | null;
+          prev_cursor: string | null;
         };
         meta: object;
       }>;
@@ -372,6 +378,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           page?: number | undefined;
           limit?: number | undefined;
+          cursor?: string | undefined;
           status?: string | undefined;
         } | undefined;
         output: {
@@ -421,6 +428,8 @@ export type AppRouter = TRPCBuiltRouter<
           page: number;
           limit: number;
           has_more: boolean;
+          next_cursor: string | null;
+          prev_cursor: string | null;
         };
         meta: object;
       }>;
@@ -768,6 +777,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           page?: number | undefined;
           limit?: number | undefined;
+          cursor?: string | undefined;
           order_id?: number | undefined;
         } | undefined;
         output: {
@@ -783,6 +793,8 @@ export type AppRouter = TRPCBuiltRouter<
           page: number;
           limit: number;
           has_more: boolean;
+          next_cursor: string | null;
+          prev_cursor: string | null;
         };
         meta: object;
       }>;
@@ -845,6 +857,7 @@ export type AppRouter = TRPCBuiltRouter<
           id: number;
           page?: number | undefined;
           limit?: number | undefined;
+          cursor?: string | undefined;
         };
         output: {
           data: {
@@ -859,6 +872,8 @@ export type AppRouter = TRPCBuiltRouter<
           page: number;
           limit: number;
           has_more: boolean;
+          next_cursor: string | null;
+          prev_cursor: string | null;
         };
         meta: object;
       }>;
@@ -893,6 +908,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           page?: number | undefined;
           limit?: number | undefined;
+          cursor?: string | undefined;
         } | undefined;
         output: {
           data: {
@@ -909,6 +925,8 @@ export type AppRouter = TRPCBuiltRouter<
           page: number;
           limit: number;
           has_more: boolean;
+          next_cursor: string | null;
+          prev_cursor: string | null;
         };
         meta: object;
       }>;

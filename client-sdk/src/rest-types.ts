@@ -747,10 +747,15 @@ export interface components {
         };
         ProductList: {
             data: components["schemas"]["Product"][];
+            /** @description The page number; along cursors, counted from the page the first cursor came from. */
             page: number;
             limit: number;
-            /** @description Whether a next page exists (the Link header names it). */
+            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
             has_more: boolean;
+            /** @description The `cursor` of the next page, or null on the last page. */
+            next_cursor: string | null;
+            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
+            prev_cursor: string | null;
         };
         User: {
             /**
@@ -777,10 +782,15 @@ export interface components {
         };
         UserList: {
             data: components["schemas"]["User"][];
+            /** @description The page number; along cursors, counted from the page the first cursor came from. */
             page: number;
             limit: number;
-            /** @description Whether a next page exists (the Link header names it). */
+            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
             has_more: boolean;
+            /** @description The `cursor` of the next page, or null on the last page. */
+            next_cursor: string | null;
+            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
+            prev_cursor: string | null;
         };
         Order: {
             /**
@@ -855,10 +865,15 @@ export interface components {
         };
         OrderList: {
             data: components["schemas"]["Order"][];
+            /** @description The page number; along cursors, counted from the page the first cursor came from. */
             page: number;
             limit: number;
-            /** @description Whether a next page exists (the Link header names it). */
+            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
             has_more: boolean;
+            /** @description The `cursor` of the next page, or null on the last page. */
+            next_cursor: string | null;
+            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
+            prev_cursor: string | null;
         };
         Payment: {
             /**
@@ -893,10 +908,15 @@ export interface components {
         };
         PaymentList: {
             data: components["schemas"]["Payment"][];
+            /** @description The page number; along cursors, counted from the page the first cursor came from. */
             page: number;
             limit: number;
-            /** @description Whether a next page exists (the Link header names it). */
+            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
             has_more: boolean;
+            /** @description The `cursor` of the next page, or null on the last page. */
+            next_cursor: string | null;
+            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
+            prev_cursor: string | null;
         };
         Fulfillment: {
             /**
@@ -934,10 +954,15 @@ export interface components {
         FulfillmentStatus: "requested" | "shipped";
         FulfillmentList: {
             data: components["schemas"]["Fulfillment"][];
+            /** @description The page number; along cursors, counted from the page the first cursor came from. */
             page: number;
             limit: number;
-            /** @description Whether a next page exists (the Link header names it). */
+            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
             has_more: boolean;
+            /** @description The `cursor` of the next page, or null on the last page. */
+            next_cursor: string | null;
+            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
+            prev_cursor: string | null;
         };
         CreatedClient: {
             /**
@@ -971,10 +996,15 @@ export interface components {
         };
         ClientList: {
             data: components["schemas"]["Client"][];
+            /** @description The page number; along cursors, counted from the page the first cursor came from. */
             page: number;
             limit: number;
-            /** @description Whether a next page exists (the Link header names it). */
+            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
             has_more: boolean;
+            /** @description The `cursor` of the next page, or null on the last page. */
+            next_cursor: string | null;
+            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
+            prev_cursor: string | null;
         };
         Client: {
             /**
@@ -1097,10 +1127,12 @@ export interface operations {
                 category?: string;
                 /** @description Comma list of name, price, created_at, id; prefix - for descending. Default: id. */
                 sort?: string;
-                /** @description Page number, 1-1000000 (default 1). */
+                /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
                 limit?: number;
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400. */
+                cursor?: string;
             };
             header?: {
                 /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
@@ -2095,10 +2127,12 @@ export interface operations {
     "users-list": {
         parameters: {
             query?: {
-                /** @description Page number, 1-1000000 (default 1). */
+                /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
                 limit?: number;
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400. */
+                cursor?: string;
             };
             header?: {
                 /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
@@ -3083,10 +3117,12 @@ export interface operations {
             query?: {
                 /** @description A status in any case, an upper-case alias, or `active` (confirmed, paid, shipped, delivered). */
                 status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED" | "active") | string;
-                /** @description Page number, 1-1000000 (default 1). */
+                /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
                 limit?: number;
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400. */
+                cursor?: string;
             };
             header?: {
                 /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
@@ -4698,10 +4734,12 @@ export interface operations {
             query?: {
                 /** @description Only the payments of this order. */
                 order_id?: number;
-                /** @description Page number, 1-1000000 (default 1). */
+                /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
                 limit?: number;
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400. */
+                cursor?: string;
             };
             header?: {
                 /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
@@ -5465,10 +5503,12 @@ export interface operations {
     "fulfillments-list": {
         parameters: {
             query?: {
-                /** @description Page number, 1-1000000 (default 1). */
+                /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
                 limit?: number;
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400. */
+                cursor?: string;
             };
             header?: {
                 /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
@@ -6050,10 +6090,12 @@ export interface operations {
     "clients-list": {
         parameters: {
             query?: {
-                /** @description Page number, 1-1000000 (default 1). */
+                /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
                 limit?: number;
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400. */
+                cursor?: string;
             };
             header?: {
                 /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */

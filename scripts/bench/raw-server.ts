@@ -12,7 +12,7 @@
  * Kept by hand on purpose: if a service's SQL changes, this file should change with it, so the
  * ratio keeps comparing the same database work.
  */
-import { hash, randomUUID } from 'node:crypto';
+import { createHmac, hash, randomUUID } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { jwtVerify } from 'jose';
 import postgres from 'postgres';
@@ -124,17 +124,46 @@ function send(reply: FastifyReply, status: number, cacheControl: string, body: u
   return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
-function linkHeader(request: FastifyRequest, page: { page: number; limit: number; has_more: boolean }): string | undefined {
+// The list cursors of server/modules/paging.ts, written out: base64url JSON of the position and
+// an HMAC (keyed from the same secret) over it and the list's binding; next and prev as the
+// service makes them for a page by number.
+const cursorKey = createHmac('sha256', env('JWT_SECRET')).update('order-service list cursors').digest();
+
+function cursor(binding: string, direction: 'a' | 'b', page: number, key: (string | number)[]): string {
+  const body = Buffer.from(JSON.stringify([direction, page, key])).toString('base64url');
+  return `${body}.${createHmac('sha256', cursorKey).update(`v1\n${binding}\n${body}`).digest().subarray(0, 16).toString('base64url')}`;
+}
+
+interface ListPage<T> {
+  data: T[];
+  page: number;
+  limit: number;
+  has_more: boolean;
+  next_cursor: string | null;
+  prev_cursor: string | null;
+}
+
+function listPage<R, T>(binding: string, rows: R[], page: number, limit: number, keyOf: (row: R) => (string | number)[], map: (row: R) => T): ListPage<T> {
+  const shown = rows.slice(0, limit);
+  const first = shown[0];
+  const last = shown.at(-1);
+  const next = rows.length > limit && last !== undefined ? cursor(binding, 'a', page + 1, keyOf(last)) : null;
+  const prev = page > 1 && first !== undefined ? cursor(binding, 'b', page - 1, keyOf(first)) : null;
+  return { data: shown.map(map), page, limit, has_more: next !== null, next_cursor: next, prev_cursor: prev };
+}
+
+function linkHeader(request: FastifyRequest, page: ListPage<unknown>): string | undefined {
   const [path = '', search = ''] = request.url.split('?');
   const links: string[] = [];
-  const at = (n: number) => {
+  const at = (value: string) => {
     const params = new URLSearchParams(search);
-    params.set('page', String(n));
+    params.delete('page');
+    params.set('cursor', value);
     params.set('limit', String(page.limit));
     return `<${path}?${params.toString()}>`;
   };
-  if (page.has_more) links.push(`${at(page.page + 1)}; rel="next"`);
-  if (page.page > 1) links.push(`${at(page.page - 1)}; rel="prev"`);
+  if (page.next_cursor !== null) links.push(`${at(page.next_cursor)}; rel="next"`);
+  if (page.prev_cursor !== null) links.push(`${at(page.prev_cursor)}; rel="prev"`);
   return links.length > 0 ? links.join(', ') : undefined;
 }
 
@@ -300,7 +329,8 @@ app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/products`, 
     from products
     where (products.archived_at is null ${category === undefined ? sql`` : sql`and products.category = ${category}`})
     order by products.id asc limit ${limit + 1} offset ${(page - 1) * limit}`;
-  const body = { data: rows.slice(0, limit).map(toProduct), page, limit, has_more: rows.length > limit };
+  const binding = JSON.stringify(['products', category ?? null, '']);
+  const body = listPage(binding, rows, page, limit, (r) => [r.id], toProduct);
   const link = linkHeader(request, body);
   if (link) reply.header('link', link);
   return send(reply, 200, CACHE.public, body);
@@ -337,7 +367,7 @@ app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/orders`, as
     : [];
   const byOrder = new Map<number, ItemRow[]>();
   for (const item of items) byOrder.set(item.order_id, [...(byOrder.get(item.order_id) ?? []), item]);
-  const body = { data: rows.slice(0, limit).map((r) => toOrder(r, byOrder.get(r.id) ?? [])), page, limit, has_more: rows.length > limit };
+  const body = listPage('orders:any:', rows, page, limit, (r) => [r.created_at.toISOString(), r.id], (r) => toOrder(r, byOrder.get(r.id) ?? []));
   const link = linkHeader(request, body);
   if (link) reply.header('link', link);
   return send(reply, 200, CACHE.private, body);

@@ -24,7 +24,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SignJWT } from 'jose';
 import postgres from 'postgres';
+import { CursorCodec } from '../../server/modules/paging.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
+import { seedOrders } from './seed-orders.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -57,6 +59,15 @@ const rounds = positive('BENCH_ROUNDS', 3);
 const connections = positive('BENCH_CONNECTIONS', 16);
 const cases = list('BENCH_CASES', CASE_NAMES);
 const backends = list('BENCH_BACKENDS', BACKENDS);
+/** `--orders N` (or BENCH_ORDERS): instead of the throughput tables, time the list shapes at N orders. */
+const listOrders = ((): number | undefined => {
+  const flag = process.argv.indexOf('--orders');
+  const raw = flag >= 0 ? process.argv[flag + 1] : process.env.BENCH_ORDERS;
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 2000) throw new Error(`--orders must be an integer of at least 2000 (got "${raw}")`);
+  return value;
+})();
 const profileDir = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined;
 /** Node's flags for a server: `--cpu-prof` into BENCH_PROFILE/<server> when profiling. */
 const profileArgs = (server: 'service' | 'raw'): string[] => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, server)}`] : []);
@@ -539,11 +550,8 @@ async function parity(targets: Target[], specs: CaseSpec[]): Promise<string[]> {
   return problems;
 }
 
-async function measureBackend(backend: Backend): Promise<string> {
-  const runId = `${Date.now().toString(36)}-${process.pid}`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'order-service-bench-'));
-  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
-  const databaseUrl = backend === 'postgres' ? await postgresUrl() : 'memory://';
+/** The service as `npm start` runs it, production settings, on `databaseUrl`; answers once healthy. */
+async function startService(databaseUrl: string, dataDir: string): Promise<{ service: Child; base: string }> {
   const servicePort = await freePort();
   const service = start('service', 'server/main.ts', {
     // Production settings (no banner, no development secret); TRUST_PROXY: production refuses
@@ -561,8 +569,17 @@ async function measureBackend(backend: Backend): Promise<string> {
     // The OAuth issuer, which production requires to be named.
     PUBLIC_URL: `http://127.0.0.1:${servicePort}`,
   }, undefined, [...serviceFlags, ...profileArgs('service')]);
-  const serviceBase = `http://127.0.0.1:${servicePort}`;
-  await waitHealthy(service, serviceBase);
+  const base = `http://127.0.0.1:${servicePort}`;
+  await waitHealthy(service, base);
+  return { service, base };
+}
+
+async function measureBackend(backend: Backend): Promise<string> {
+  const runId = `${Date.now().toString(36)}-${process.pid}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'order-service-bench-'));
+  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+  const databaseUrl = backend === 'postgres' ? await postgresUrl() : 'memory://';
+  const { service, base: serviceBase } = await startService(databaseUrl, dataDir);
   const targets: Target[] = [{ kind: 'service', base: serviceBase }];
   let raw: Child | undefined;
   if (backend === 'postgres') {
@@ -617,7 +634,97 @@ async function measureBackend(backend: Backend): Promise<string> {
   return `${table(title, rows)}\n\n${rss}`;
 }
 
+// --- lists at scale (--orders N) -----------------------------------------------------------------
+
+interface ListShape {
+  label: string;
+  path: string;
+  token: string;
+}
+
+/**
+ * Seeds `orderCount` orders in SQL (scripts/bench/seed-orders.ts), then times each list shape by
+ * single requests in sequence (latency, not throughput: one at a time, from this process, over
+ * keep-alive sockets), after a warm-up: p50, p99 and the rows answered.
+ */
+async function measureLists(orderCount: number): Promise<string> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'order-service-bench-'));
+  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+  const databaseUrl = await postgresUrl();
+  const { service, base } = await startService(databaseUrl, dataDir);
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const products = await sql<{ id: number }[]>`
+      insert into products (sku, name, category, price, currency, stock)
+      select 'SCALE-' || n, 'Scale product ' || n, 'scale', 100 * n, 'USD', 1000000 from generate_series(1, 20) as n
+      returning id`;
+    const customers = Math.max(1, Math.round(orderCount / 2000));
+    const seeded = await seedOrders(sql, { orders: orderCount, customers, productIds: products.map((p) => p.id), tag: `${Date.now().toString(36)}` });
+    const [size] = await sql<{ orders: string; lines: string; bytes: string }[]>`
+      select (select count(*) from orders) as orders, (select count(*) from order_items) as lines,
+             pg_size_pretty(pg_total_relation_size('orders') + pg_total_relation_size('order_items')) as bytes`;
+    console.log(`lists: seeded ${size?.orders} orders with ${size?.lines} lines (${size?.bytes} with indexes) for ${customers} customers in ${seeded.seconds.toFixed(1)} s`);
+
+    const customerId = seeded.customerIds[0] as number;
+    const admin = await mint('1', 'admin');
+    const customer = await mint(String(customerId), 'customer');
+    // Cursors at the depth of the deep pages by number, made as the service makes them.
+    const codec = new CursorCodec(JWT_SECRET);
+    const at = async (offset: number, own: boolean) => {
+      const [row] = await sql<{ created_at: Date; id: number }[]>`
+        select created_at, id from orders ${own ? sql`where customer_id = ${customerId}` : sql``}
+        order by created_at desc, id desc offset ${offset - 1} limit 1`;
+      if (!row) throw new Error(`fewer than ${offset} orders`);
+      return encodeURIComponent(codec.encode('orders:any:', { direction: 'after', page: offset / 20 + 1, key: [row.created_at.toISOString(), row.id] }));
+    };
+    const deepAdmin = Math.min(5000, Math.floor(orderCount / 20)) - 1;
+    const deepCustomer = Math.min(100, Math.floor(orderCount / customers / 20)) - 1;
+    const shapes: ListShape[] = [
+      { label: 'admin: all', path: '/orders?limit=20', token: admin },
+      { label: 'admin: status=paid', path: '/orders?limit=20&status=paid', token: admin },
+      { label: 'admin: status=active', path: '/orders?limit=20&status=active', token: admin },
+      { label: `admin: page=${deepAdmin + 1} (offset)`, path: `/orders?limit=20&page=${deepAdmin + 1}`, token: admin },
+      { label: `admin: same depth by cursor`, path: `/orders?limit=20&cursor=${await at(deepAdmin * 20, false)}`, token: admin },
+      { label: 'customer: all', path: '/orders?limit=20', token: customer },
+      { label: 'customer: status=paid', path: '/orders?limit=20&status=paid', token: customer },
+      { label: 'customer: status=active', path: '/orders?limit=20&status=active', token: customer },
+      { label: `customer: page=${deepCustomer + 1} (offset)`, path: `/orders?limit=20&page=${deepCustomer + 1}`, token: customer },
+      { label: 'customer: same depth by cursor', path: `/orders?limit=20&cursor=${await at(deepCustomer * 20, true)}`, token: customer },
+    ];
+    const requests = Math.max(50, rounds * 100);
+    const lines = [`Lists at ${size?.orders} orders (PostgreSQL): single requests in sequence, ${requests} per shape after 20 warm-up`, ''];
+    lines.push('| shape | p50 ms | p99 ms | rows |', '|---|---|---|---|');
+    for (const shape of shapes) {
+      const times: number[] = [];
+      let rows = 0;
+      for (let i = 0; i < requests + 20; i++) {
+        const started = performance.now();
+        const response = await fetch(`${base}/api/v1${shape.path}`, { headers: { authorization: `Bearer ${shape.token}` } });
+        const body = (await response.json()) as { data?: unknown[] };
+        const elapsed = performance.now() - started;
+        if (!response.ok) throw new Error(`${shape.label}: ${response.status} ${JSON.stringify(body).slice(0, 300)}`);
+        rows = body.data?.length ?? 0;
+        if (i >= 20) times.push(elapsed);
+      }
+      times.sort((a, b) => a - b);
+      const pct = (p: number) => (times[Math.min(times.length - 1, Math.floor(p * times.length))] ?? 0).toFixed(2);
+      lines.push(`| ${shape.label} | ${pct(0.5)} | ${pct(0.99)} | ${rows} |`);
+      console.log(`  ${shape.label}: p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms`);
+    }
+    lines.push('', `RSS after: service ${rssMb(service.proc.pid)?.toFixed(0) ?? '?'} MB`);
+    return lines.join('\n');
+  } finally {
+    await sql.end({ timeout: 5 });
+    await stop(service);
+  }
+}
+
 async function main(): Promise<void> {
+  if (listOrders !== undefined) {
+    console.log(`bench: lists at ${listOrders} orders on PostgreSQL`);
+    console.log(await measureLists(listOrders));
+    return;
+  }
   console.log(`bench: ${backends.join(', ')}; cases ${cases.join(', ')}; ${rounds} rounds x ${seconds} s, ${connections} connections`);
   const reports: string[] = [];
   for (const backend of backends) reports.push(await measureBackend(backend));

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQLWrapper } from 'drizzle-orm';
 import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 const timestamps = {
@@ -49,6 +49,16 @@ export const products = pgTable(
 export const ORDER_STATUSES = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
+/** The statuses of the `active` list filter; partial indexes below hold just these orders. */
+export const ACTIVE_STATUSES: readonly OrderStatus[] = ['confirmed', 'paid', 'shipped', 'delivered'];
+
+/**
+ * `status in ('confirmed', ...)` with the statuses written out, not bound: PostgreSQL uses a
+ * partial index only for a query whose condition it can prove implies the index's, which a
+ * parameter (in a prepared statement's generic plan) never does. Closed set, no client input.
+ */
+export const isActiveOrder = (status: SQLWrapper) => sql`${status} in (${sql.raw(ACTIVE_STATUSES.map((s) => `'${s}'`).join(', '))})`;
+
 export const orders = pgTable(
   'orders',
   {
@@ -62,7 +72,17 @@ export const orders = pgTable(
     currency: text('currency').notNull().default('USD'),
     ...timestamps,
   },
-  (t) => [index('orders_customer_idx').on(t.customerId), index('orders_created_idx').on(t.createdAt)],
+  // One index per list shape (everyone's or a customer's; any status, one status, or active), each
+  // in the list's order (newest first, id breaking ties), so a page is an index range however
+  // many orders there are, by cursor or by page 1 (issue 12; test/db/list-plans.test.ts).
+  (t) => [
+    index('orders_created_idx').on(t.createdAt, t.id),
+    index('orders_status_created_idx').on(t.status, t.createdAt, t.id),
+    index('orders_active_created_idx').on(t.createdAt, t.id).where(isActiveOrder(t.status)),
+    index('orders_customer_created_idx').on(t.customerId, t.createdAt, t.id),
+    index('orders_customer_status_created_idx').on(t.customerId, t.status, t.createdAt, t.id),
+    index('orders_customer_active_created_idx').on(t.customerId, t.createdAt, t.id).where(isActiveOrder(t.status)),
+  ],
 );
 
 export const orderItems = pgTable(

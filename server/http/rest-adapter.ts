@@ -10,6 +10,7 @@ import type { Db } from '../db/client.ts';
 import { DomainError } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import { createContext, type Context, type IdempotencySettings } from '../trpc/context.ts';
+import type { CursorCodec } from '../modules/paging.ts';
 import { createCallerFactory, type RestMeta } from '../trpc/trpc.ts';
 import { notModified, sendValidators } from './conditional-requests.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
@@ -27,6 +28,7 @@ export interface RestAdapterOptions {
   router: AnyRouter;
   db: Db;
   idempotency?: IdempotencySettings;
+  cursors?: CursorCodec;
 }
 
 type CallProcedure = (input: unknown) => Promise<unknown>;
@@ -113,24 +115,40 @@ function fillTemplate(template: string, output: unknown): string {
   return template.replace(/\{(\w+)\}/g, (_m, key: string) => encodeURIComponent(String(values[key])));
 }
 
-function linkHeader(request: FastifyRequest, output: { page: number; limit: number; has_more: boolean }): string | undefined {
+interface ListOutput {
+  page: number;
+  limit: number;
+  next_cursor: string | null;
+  prev_cursor: string | null;
+}
+
+/**
+ * RFC 8288 links to the neighbouring pages, through their cursors (keyset: as fast deep down as on
+ * page 1). A page asked for by number past the end has no row to start a cursor from: its
+ * `prev` is the page before, by number.
+ */
+function linkHeader(request: FastifyRequest, output: ListOutput): string | undefined {
   const [path = '', search = ''] = request.url.split('?');
   const links: string[] = [];
-  const at = (page: number) => {
+  const at = (place: { cursor: string } | { page: number }) => {
     const params = new URLSearchParams(search);
-    params.set('page', String(page));
+    params.delete('page');
+    params.delete('cursor');
+    if ('cursor' in place) params.set('cursor', place.cursor);
+    else params.set('page', String(place.page));
     params.set('limit', String(output.limit));
     return `<${path}?${params.toString()}>`;
   };
-  if (output.has_more) links.push(`${at(output.page + 1)}; rel="next"`);
-  if (output.page > 1) links.push(`${at(output.page - 1)}; rel="prev"`);
+  if (output.next_cursor !== null) links.push(`${at({ cursor: output.next_cursor })}; rel="next"`);
+  if (output.prev_cursor !== null) links.push(`${at({ cursor: output.prev_cursor })}; rel="prev"`);
+  else if (output.page > 1 && !new URLSearchParams(search).has('cursor')) links.push(`${at({ page: output.page - 1 })}; rel="prev"`);
   return links.length > 0 ? links.join(', ') : undefined;
 }
 
 export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOptions): void {
   const routes = restRoutes(options.router);
-  const { db, idempotency } = options;
-  const contextDeps = { db, ...(idempotency ? { idempotency } : {}) };
+  const { db, idempotency, cursors } = options;
+  const contextDeps = { db, ...(idempotency ? { idempotency } : {}), ...(cursors ? { cursors } : {}) };
 
   const handlerFor = (route: RestRoute) => {
     const call = procedureCaller(options.router, route.procedurePath);
@@ -166,7 +184,7 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
 
       const validators = sendValidators(reply, output, route.rest.kind);
       if (route.rest.kind === 'list' && isPlainObject(output)) {
-        const link = linkHeader(request, output as { page: number; limit: number; has_more: boolean });
+        const link = linkHeader(request, output as unknown as ListOutput);
         if (link) reply.header('link', link);
       }
       if (isRead && notModified(request, validators)) return reply.code(304).send();

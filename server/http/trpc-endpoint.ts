@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/client.ts';
 import { DomainError, loggedCause } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
+import type { CursorCodec } from '../modules/paging.ts';
 import { createContext, type Context, type IdempotencySettings } from '../trpc/context.ts';
 
 export interface TrpcEndpointOptions {
@@ -16,16 +17,17 @@ export interface TrpcEndpointOptions {
   /** The most calls one request may carry; more is a 400. */
   maxBatchSize: number;
   idempotency?: IdempotencySettings;
+  cursors?: CursorCodec;
 }
 
 export async function registerTrpcEndpoint(app: FastifyInstance, options: TrpcEndpointOptions): Promise<void> {
-  const { db, idempotency } = options;
+  const { db, idempotency, cursors } = options;
   const trpcOptions: FastifyTRPCPluginOptions<AnyRouter>['trpcOptions'] = {
     router: options.router,
     allowMethodOverride: false,
     maxBatchSize: options.maxBatchSize,
     createContext: ({ req, info }): Context => {
-      const ctx = createContext(req, { db, ...(idempotency ? { idempotency } : {}) });
+      const ctx = createContext(req, { db, ...(idempotency ? { idempotency } : {}), ...(cursors ? { cursors } : {}) });
       // One key names one operation: in a batch it would bind every call (and mark them all replayed).
       if (ctx.idempotencyKey !== undefined && info.calls.length > 1) {
         throw new DomainError('malformed-request', 'An Idempotency-Key applies to one call: send keyed calls unbatched.', {

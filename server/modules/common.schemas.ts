@@ -63,32 +63,44 @@ export const MAX_LIMIT = 100;
 const Page = z.int().min(1).max(MAX_PAGE);
 const Limit = z.int().min(1).max(MAX_LIMIT);
 
+/** Cursors are short (a sort key and a signature); anything longer is not one. */
+export const MAX_CURSOR_LENGTH = 1024;
+
 export const PageQuery = {
-  page: Page.default(1).meta({ description: `Page number, 1-${MAX_PAGE} (default 1).` }),
+  page: Page.optional().meta({ description: `Page number, 1-${MAX_PAGE} (default 1), read by offset; for deep paging follow \`next_cursor\` instead. Not with \`cursor\`.` }),
   limit: Limit.default(20).meta({ description: `Page size, 1-${MAX_LIMIT} (default 20).` }),
+  cursor: z
+    .string()
+    .max(MAX_CURSOR_LENGTH)
+    .optional()
+    .meta({
+      description:
+        'Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400.',
+    }),
 };
+
+const Cursor = z.string().nullable();
 
 export const listOf = <T extends z.ZodType>(item: T) =>
   z.object({
     data: z.array(item).max(MAX_LIMIT),
-    page: Page,
+    page: Page.meta({ description: 'The page number; along cursors, counted from the page the first cursor came from.' }),
     limit: Limit,
-    has_more: z.boolean().meta({ description: 'Whether a next page exists (the Link header names it).' }),
+    has_more: z.boolean().meta({ description: 'Whether a next page exists (`next_cursor` and the Link header name it).' }),
+    next_cursor: Cursor.meta({ description: 'The `cursor` of the next page, or null on the last page.' }),
+    prev_cursor: Cursor.meta({ description: 'The `cursor` of the previous page, or null on the first page (and on a page by number past the end).' }),
   });
 
 /** A page of `items` as the service answers it, for examples. */
-export const pageExample = <T>(items: T[]): Page<T> => ({ data: items, page: 1, limit: 20, has_more: false });
+export const pageExample = <T>(items: T[]): Page<T> => ({ data: items, page: 1, limit: 20, has_more: false, next_cursor: null, prev_cursor: null });
 
 export interface Page<T> {
   data: T[];
   page: number;
   limit: number;
   has_more: boolean;
-}
-
-/** Builds a page from `limit + 1` fetched rows (the extra row only says there is more). */
-export function toPage<Row, T>(rows: Row[], page: number, limit: number, map: (row: Row) => T): Page<T> {
-  return { data: rows.slice(0, limit).map(map), page, limit, has_more: rows.length > limit };
+  next_cursor: string | null;
+  prev_cursor: string | null;
 }
 
 const READ_ONLY = 'Read-only: ignored when sent back (GET-modify-PUT), whatever its value.';

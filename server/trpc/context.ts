@@ -4,6 +4,7 @@ import type { Caller } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
 import { parseEntityTags } from '../lib/etag.ts';
 import type { Preconditions } from '../lib/preconditions.ts';
+import { CursorCodec } from '../modules/paging.ts';
 
 // Services import it from here today; it lives in lib/ so lib/ never imports trpc/.
 export type { Preconditions };
@@ -57,6 +58,8 @@ export interface Context {
   /** The client's address (`request.ip`, proxy-aware): scopes anonymous callers' idempotency keys. */
   clientAddress: string | undefined;
   idempotency: IdempotencySettings;
+  /** Signs and reads list cursors (server/modules/paging.ts). */
+  cursors: CursorCodec;
   response: ResponseBag;
 }
 
@@ -69,7 +72,14 @@ export interface ContextInnerOptions {
   idempotencyKey?: string;
   clientAddress?: string;
   idempotency?: IdempotencySettings;
+  cursors?: CursorCodec;
 }
+
+/**
+ * Cursors signed with a key every caller knows: for tests and scripts. The HTTP doors are given
+ * one keyed by the deployment's secret (`main.ts`), so cursors cannot be forged against them.
+ */
+const localCursors = new CursorCodec('order-service-local');
 
 /** Calls without a request (tests, scripts) log nothing unless given a logger. */
 const silentLogger: FastifyBaseLogger = pino({ enabled: false });
@@ -88,6 +98,7 @@ export function createContextInner(options: ContextInnerOptions): Context {
     idempotencyKey: options.idempotencyKey,
     clientAddress: options.clientAddress,
     idempotency: options.idempotency ?? defaultIdempotencySettings,
+    cursors: options.cursors ?? localCursors,
     response: { headers: {} },
   };
 }
@@ -96,6 +107,7 @@ export function createContextInner(options: ContextInnerOptions): Context {
 export interface ContextDeps {
   db: Db;
   idempotency?: IdempotencySettings;
+  cursors?: CursorCodec;
 }
 
 /**
@@ -115,5 +127,6 @@ export function createContext(request: FastifyRequest, deps: ContextDeps): Conte
     ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
     clientAddress: request.ip,
     ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
+    ...(deps.cursors ? { cursors: deps.cursors } : {}),
   });
 }

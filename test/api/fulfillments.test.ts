@@ -211,7 +211,7 @@ describe('GET /orders/{id}/fulfillments and .../{fulfillmentId}: read like the o
     expect(res.statusCode).toBe(200);
     expect(res.headers['cache-control']).toBe(PRIVATE);
     expect(res.headers.etag).toEqual(expect.any(String));
-    expect(res.json<FulfillmentListBody>()).toEqual({ data: [shipped], page: 1, limit: 20, has_more: false });
+    expect(res.json<FulfillmentListBody>()).toEqual({ data: [shipped], page: 1, limit: 20, has_more: false, next_cursor: null, prev_cursor: null });
   });
 
   it('another customer gets 404 for both, as for a missing order', async () => {

@@ -355,12 +355,12 @@ describe('GET /orders lists orders newest first, paged, filtered by status', () 
   it('page and limit page through the list, with has_more and a Link header', async () => {
     const first = await list('?limit=3', carol.token);
     expect(first.json<OrderListBody>()).toMatchObject({ page: 1, limit: 3, has_more: true });
-    expect(first.headers.link).toMatch(/<[^>]*page=2[^>]*>; rel="next"/);
+    expect(first.headers.link).toMatch(/<[^>]*cursor=[^>]*>; rel="next"/);
     expect(first.headers.link).not.toMatch(/rel="prev"/);
 
     const last = await list('?limit=3&page=3', carol.token);
     expect(last.json<OrderListBody>()).toMatchObject({ page: 3, limit: 3, has_more: false });
-    expect(last.headers.link).toMatch(/<[^>]*page=2[^>]*>; rel="prev"/);
+    expect(last.headers.link).toMatch(/<[^>]*cursor=[^>]*>; rel="prev"/);
     expect(last.headers.link).not.toMatch(/rel="next"/);
 
     const pages = [first, await list('?limit=3&page=2', carol.token), last].flatMap(ids);

@@ -232,7 +232,7 @@ describe('GET /payments: own payments, paged, filtered by order_id, never cached
     expect(res.statusCode).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     const list = res.json<PaymentListBody>();
-    expect(list).toEqual({ data: [...paid].reverse(), page: 1, limit: 20, has_more: false });
+    expect(list).toEqual({ data: [...paid].reverse(), page: 1, limit: 20, has_more: false, next_cursor: null, prev_cursor: null });
   });
 
   it('pages with a Link header', async () => {

@@ -374,7 +374,7 @@ describe('GET /products lists: category is an exact match', () => {
   it('a category nothing has answers an empty page', async () => {
     const res = await listCategory(freshCategory());
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ data: [], page: 1, limit: 20, has_more: false });
+    expect(res.json()).toEqual({ data: [], page: 1, limit: 20, has_more: false, next_cursor: null, prev_cursor: null });
   });
 
   it('a category filter containing a NUL character answers an empty page or 422, never 500', async () => {
@@ -457,7 +457,7 @@ describe('GET /products sort: a comma list of name, price, created_at, id, each 
   });
 });
 
-describe('GET /products pages: {data,page,limit,has_more}, page >= 1, limit 1-100 default 20, Link next/prev', () => {
+describe('GET /products pages: {data,page,limit,has_more,next_cursor,prev_cursor}, page >= 1, limit 1-100 default 20, Link next/prev by cursor', () => {
   let category: string;
   let all: ProductBody[];
 
@@ -471,8 +471,9 @@ describe('GET /products pages: {data,page,limit,has_more}, page >= 1, limit 1-10
     const res = await listCategory(category);
     expect(res.statusCode).toBe(200);
     const body = res.json<ListBody>();
-    expect(Object.keys(body).sort()).toEqual(['data', 'has_more', 'limit', 'page']);
-    expect(body).toMatchObject({ page: 1, limit: 20, has_more: true });
+    expect(Object.keys(body).sort()).toEqual(['data', 'has_more', 'limit', 'next_cursor', 'page', 'prev_cursor']);
+    expect(body).toMatchObject({ page: 1, limit: 20, has_more: true, prev_cursor: null });
+    expect(body.next_cursor).toEqual(expect.any(String));
     expect(body.data.map((p) => p.id)).toEqual(all.slice(0, 20).map((p) => p.id));
     expect(body.data[0]).toEqual(all[0]);
   });
@@ -484,18 +485,20 @@ describe('GET /products pages: {data,page,limit,has_more}, page >= 1, limit 1-10
     expect(links.next).toBeDefined();
     const nextUrl = new URL(String(links.next), 'http://localhost');
     expect(nextUrl.pathname).toBe(BASE);
-    expect(nextUrl.searchParams.get('page')).toBe('2');
+    expect(nextUrl.searchParams.get('page')).toBeNull();
+    expect(nextUrl.searchParams.get('cursor')).toBe(first.json<ListBody>().next_cursor);
     expect(nextUrl.searchParams.get('limit')).toBe('20');
     expect(nextUrl.searchParams.get('category')).toBe(category);
 
     const second = await t.request({ method: 'GET', url: String(links.next) });
     expect(second.statusCode).toBe(200);
-    expect(second.json()).toEqual({ data: [all[20]], page: 2, limit: 20, has_more: false });
+    expect(second.json()).toEqual({ data: [all[20]], page: 2, limit: 20, has_more: false, next_cursor: null, prev_cursor: expect.any(String) });
     const secondLinks = parseLinks(second.headers.link);
     expect(secondLinks.next).toBeUndefined();
     expect(secondLinks.prev).toBeDefined();
-    const prevUrl = new URL(String(secondLinks.prev), 'http://localhost');
-    expect(prevUrl.searchParams.get('page')).toBe('1');
+    const back = await t.request({ method: 'GET', url: String(secondLinks.prev) });
+    expect(back.json<ListBody>()).toMatchObject({ page: 1, has_more: true, prev_cursor: null });
+    expect(back.json<ListBody>().data.map((p) => p.id)).toEqual(all.slice(0, 20).map((p) => p.id));
   });
 
   it('a middle page links both next and prev, and keeps the other query parameters', async () => {
@@ -507,7 +510,13 @@ describe('GET /products pages: {data,page,limit,has_more}, page >= 1, limit 1-10
     const links = parseLinks(res.headers.link);
     const next = new URL(String(links.next), 'http://localhost');
     const prev = new URL(String(links.prev), 'http://localhost');
-    expect([next.searchParams.get('page'), prev.searchParams.get('page')]).toEqual(['3', '1']);
+    expect([next.searchParams.get('page'), prev.searchParams.get('page')]).toEqual([null, null]);
+    expect([next.searchParams.get('cursor'), prev.searchParams.get('cursor')]).toEqual([body.next_cursor, body.prev_cursor]);
+    const [third, first] = await Promise.all([t.request({ method: 'GET', url: String(links.next) }), t.request({ method: 'GET', url: String(links.prev) })]);
+    expect(third.json<ListBody>()).toMatchObject({ page: 3, limit: 5 });
+    expect(third.json<ListBody>().data.map((p) => p.id)).toEqual(newestFirst.slice(10, 15).map((p) => p.id));
+    expect(first.json<ListBody>()).toMatchObject({ page: 1, limit: 5, prev_cursor: null });
+    expect(first.json<ListBody>().data.map((p) => p.id)).toEqual(newestFirst.slice(0, 5).map((p) => p.id));
     for (const url of [next, prev]) {
       expect(url.searchParams.get('limit')).toBe('5');
       expect(url.searchParams.get('sort')).toBe('-id');
@@ -537,7 +546,7 @@ describe('GET /products pages: {data,page,limit,has_more}, page >= 1, limit 1-10
   it('a page past the end answers an empty data array and has_more false', async () => {
     const res = await listCategory(category, '&page=9');
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ data: [], page: 9, limit: 20, has_more: false });
+    expect(res.json()).toEqual({ data: [], page: 9, limit: 20, has_more: false, next_cursor: null, prev_cursor: null });
   });
 
   it.each([

@@ -503,11 +503,11 @@ describe('customers read only their own user record; another user is 404 (no exi
 });
 
 describe('GET /users lists users for admins and services with users:read', () => {
-  it('an admin gets the list envelope {data, page, limit, has_more}', async () => {
+  it('an admin gets the list envelope {data, page, limit, has_more, next_cursor, prev_cursor}', async () => {
     const res = await t.request({ method: 'GET', url: '/api/v1/users', token: t.admin.token });
     expect(res.statusCode).toBe(200);
     const body = res.json<UserListBody>();
-    expect(Object.keys(body).sort()).toEqual(['data', 'has_more', 'limit', 'page']);
+    expect(Object.keys(body).sort()).toEqual(['data', 'has_more', 'limit', 'next_cursor', 'page', 'prev_cursor']);
     expect(body).toMatchObject({ page: 1, limit: 20 });
     expect(typeof body.has_more).toBe('boolean');
     expect(body.data.some((u) => u.id === t.admin.id)).toBe(true);
@@ -522,7 +522,7 @@ describe('GET /users lists users for admins and services with users:read', () =>
     const page1 = first.json<UserListBody>();
     expect(page1.data).toHaveLength(1);
     expect(page1).toMatchObject({ limit: 1, has_more: true });
-    expect(first.headers.link).toMatch(/[?&]page=2[^>]*>; rel="next"/);
+    expect(first.headers.link).toMatch(/[?&]cursor=[^>]*>; rel="next"/);
     const second = await t.request({ method: 'GET', url: '/api/v1/users?limit=1&page=2', token: t.admin.token });
     const page2 = second.json<UserListBody>();
     expect(page2.data[0]?.id).not.toBe(page1.data[0]?.id);

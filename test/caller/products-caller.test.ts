@@ -131,7 +131,7 @@ describe('products.get and products.list are public', () => {
     const b = await as(admin).products.create(input({ category }));
     await as(admin).products.create(input({ category: `${category}x` }));
     const page = await as(null).products.list({ category });
-    expect(page).toEqual({ data: [a, b], page: 1, limit: 20, has_more: false });
+    expect(page).toEqual({ data: [a, b], page: 1, limit: 20, has_more: false, next_cursor: null, prev_cursor: null });
   });
 
   it('list sorts and pages', async () => {

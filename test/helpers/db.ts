@@ -13,6 +13,19 @@ export const onPostgres = testDbKind === 'postgres';
  */
 export async function createTestDatabase(): Promise<Database> {
   if (!onPostgres) return openDatabase({ url: 'memory://', dataDir: '' });
+  const copy = await copyTemplateDatabase();
+  const database = await openDatabase({ url: copy.url, dataDir: '', poolSize: 20 });
+  return {
+    ...database,
+    close: async () => {
+      await database.close();
+      await copy.drop();
+    },
+  };
+}
+
+/** PostgreSQL only: a database of its own, copied from the migrated template; `drop()` removes it. */
+export async function copyTemplateDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) throw new Error('TEST_DATABASE_URL is not set');
   const template = inject('postgresTemplate');
@@ -20,12 +33,5 @@ export async function createTestDatabase(): Promise<Database> {
   const admin = postgres(url, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name} template ${template}`);
   await admin.end();
-  const database = await openDatabase({ url: withDatabase(url, name), dataDir: '', poolSize: 20 });
-  return {
-    ...database,
-    close: async () => {
-      await database.close();
-      await dropDatabase(url, name);
-    },
-  };
+  return { url: withDatabase(url, name), drop: () => dropDatabase(url, name) };
 }

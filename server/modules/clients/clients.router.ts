@@ -44,7 +44,7 @@ export const clientsRouter = router({
     })
     .input(ClientListQuery)
     .output(ClientList)
-    .query(({ ctx, input }) => clients.listClients({ db: ctx.db, query: input })),
+    .query(({ ctx, input }) => clients.listClients({ db: ctx.db, query: input, cursors: ctx.cursors })),
 
   get: manager
     .meta({

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { desc, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { SCOPES } from '../../auth/policy.ts';
 import type { Db } from '../../db/client.ts';
 import { oauthClients, type GrantType } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { assertIfMatch, type Preconditions } from '../../lib/preconditions.ts';
 import { hashSecret, newSecret } from '../../oauth/secrets.ts';
-import { iso, toPage, type Page } from '../common.schemas.ts';
+import { iso, type Page } from '../common.schemas.ts';
+import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import type { Client, ClientInput, ClientListQuery, CreatedClient } from './clients.schemas.ts';
 
 /** The columns a client is read with: its representation (never the secret's hash). */
@@ -78,14 +79,23 @@ export async function getClient({ db, clientId }: { db: Db; clientId: string }):
 }
 
 /** Newest first; the id breaks ties, so pages never overlap. */
-export async function listClients({ db, query }: { db: Db; query: ClientListQuery }): Promise<Page<Client>> {
+const clientOrder: SortTerm<{ createdAt: Date; id: string }>[] = [
+  { column: oauthClients.createdAt, descending: true, read: (row) => row.createdAt.toISOString() },
+  { column: oauthClients.id, descending: true, read: (row) => row.id },
+];
+
+export async function listClients({ db, query, cursors }: { db: Db; query: ClientListQuery; cursors: CursorCodec }): Promise<Page<Client>> {
+  const binding = 'clients';
+  const request = readPageRequest(cursors, binding, clientOrder.length, query);
+  const { limit, offset } = limitOffset(request);
   const rows = await db
     .select(clientColumns)
     .from(oauthClients)
-    .orderBy(desc(oauthClients.createdAt), desc(oauthClients.id))
-    .limit(query.limit + 1)
-    .offset((query.page - 1) * query.limit);
-  return toPage(rows, query.page, query.limit, toClient);
+    .where(request.direction === 'first' ? undefined : keysetCondition(clientOrder, request.direction, request.key))
+    .orderBy(...keysetOrder(clientOrder, request.direction))
+    .limit(limit)
+    .offset(offset);
+  return pageOf({ codec: cursors, binding, terms: clientOrder, request }, rows, toClient);
 }
 
 /**

@@ -45,5 +45,5 @@ export const fulfillmentsRouter = router({
     })
     .input(FulfillmentListQuery)
     .output(FulfillmentList)
-    .query(({ ctx, input }) => fulfillments.listFulfillments({ db: ctx.db, caller: ctx.caller, query: input })),
+    .query(({ ctx, input }) => fulfillments.listFulfillments({ db: ctx.db, caller: ctx.caller, query: input, cursors: ctx.cursors })),
 });

@@ -5,14 +5,15 @@
  * order to `shipped` through the state table, in one transaction. The order's lock serializes
  * both actions; the partial unique index `fulfillments_one_open_per_order` backs it up.
  */
-import { and, desc, eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { mayReadOrder } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
 import { fulfillments, orders } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../lib/db-errors.ts';
-import { iso, toPage, type Page } from '../common.schemas.ts';
+import { iso, type Page } from '../common.schemas.ts';
+import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import { awaitsShipment, type OrderStatus } from '../orders/orders.rules.ts';
 import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
 import type { Fulfillment, FulfillmentListQuery, FulfillmentParams, ShipmentInput } from './fulfillments.schemas.ts';
@@ -121,14 +122,22 @@ export async function getFulfillment({ db, caller, params }: Access & { params: 
 }
 
 /** Newest first, like the other lists. */
-export async function listFulfillments({ db, caller, query }: Access & { query: FulfillmentListQuery }): Promise<Page<Fulfillment>> {
+const fulfillmentOrder: SortTerm<{ createdAt: Date; id: number }>[] = [
+  { column: fulfillments.createdAt, descending: true, read: (row) => row.createdAt.toISOString() },
+  { column: fulfillments.id, descending: true, read: (row) => row.id },
+];
+
+export async function listFulfillments({ db, caller, query, cursors }: Access & { query: FulfillmentListQuery; cursors: CursorCodec }): Promise<Page<Fulfillment>> {
   await assertOrderVisible(db, caller, query.id);
+  const binding = JSON.stringify(['fulfillments', query.id]);
+  const request = readPageRequest(cursors, binding, fulfillmentOrder.length, query);
+  const { limit, offset } = limitOffset(request);
   const rows = await db
     .select(fulfillmentColumns)
     .from(fulfillments)
-    .where(eq(fulfillments.orderId, query.id))
-    .orderBy(desc(fulfillments.createdAt), desc(fulfillments.id))
-    .limit(query.limit + 1)
-    .offset((query.page - 1) * query.limit);
-  return toPage(rows, query.page, query.limit, toFulfillment);
+    .where(and(eq(fulfillments.orderId, query.id), request.direction === 'first' ? undefined : keysetCondition(fulfillmentOrder, request.direction, request.key)))
+    .orderBy(...keysetOrder(fulfillmentOrder, request.direction))
+    .limit(limit)
+    .offset(offset);
+  return pageOf({ codec: cursors, binding, terms: fulfillmentOrder, request }, rows, toFulfillment);
 }

@@ -36,7 +36,7 @@ export const ordersRouter = router({
     })
     .input(OrderListQuery)
     .output(OrderList)
-    .query(({ ctx, input }) => orders.listOrders({ db: ctx.db, caller: ctx.caller, query: input })),
+    .query(({ ctx, input }) => orders.listOrders({ db: ctx.db, caller: ctx.caller, query: input, cursors: ctx.cursors })),
 
   replace: writer
     .meta({

@@ -4,22 +4,22 @@
  * and `transition` are the seams for neighbouring modules (payments, fulfillments): they change
  * an order inside their own transaction with the same rules.
  */
-import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { mayMoveTo, mayOrderFor, mayReadOrder, ownCustomerId } from '../../auth/policy.ts';
 import { invalidToken, type Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
 import { statement, statements } from '../../db/statements.ts';
-import { orderItems, orders, payments, products, users } from '../../db/schema.ts';
+import { isActiveOrder, orderItems, orders, payments, products, users } from '../../db/schema.ts';
 import { DomainError, type FieldError } from '../../errors/problems.ts';
 import { API_PREFIX } from '../../lib/api-paths.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
-import { toPage, type Page } from '../common.schemas.ts';
+import type { Page } from '../common.schemas.ts';
+import { keyPlaceholders, keysetCondition, keysetOrder, keyValues, pageOf, readPageRequest, limitOffset, type CursorCodec, type PageRequest, type SortTerm } from '../paging.ts';
 import { releaseStock, reserveStock } from '../products/products.stock.ts';
 import { parseOrderDocument, patcherFor } from './orders.patch.ts';
 import { toOrder, type ItemRow, type LoadedOrder } from './orders.representation.ts';
 import {
-  ACTIVE_STATUSES,
   addressEditable,
   allowedNext,
   findTransition,
@@ -348,20 +348,33 @@ export async function getOrder({ db, caller, id }: Access & { id: number }): Pro
   return represent(order);
 }
 
-type ListShape = `${'all' | 'own'}_${'any' | 'active' | 'status'}`;
+type ListShape = `${'all' | 'own'}_${'any' | 'active' | 'status'}_${PageRequest['direction']}`;
 
-/** One statement per shape: everyone's or a customer's orders, by no status, `active`, or one status. */
+type ListRow = typeof orders.$inferSelect;
+
+/** Newest first; the id orders orders made in the same millisecond. */
+const listOrder: SortTerm<ListRow>[] = [
+  { column: orders.createdAt, descending: true, read: (row) => row.createdAt.toISOString() },
+  { column: orders.id, descending: true, read: (row) => row.id },
+];
+
+/**
+ * One statement per shape: everyone's or a customer's orders; by no status, `active`, or one
+ * status; from a page number or after or before a cursor's key. Each shape has its index
+ * (server/db/schema.ts), so a page costs the same at any depth by cursor.
+ */
 const orderList = statements('order_list', (db, shape: ListShape) => {
-  const [whose, status] = shape.split('_');
+  const [whose, status, direction] = shape.split('_') as ['all' | 'own', 'any' | 'active' | 'status', PageRequest['direction']];
   const filters = [];
   if (whose === 'own') filters.push(eq(orders.customerId, sql.placeholder('customerId')));
-  if (status === 'active') filters.push(inArray(orders.status, [...ACTIVE_STATUSES]));
+  if (status === 'active') filters.push(isActiveOrder(orders.status));
   if (status === 'status') filters.push(eq(orders.status, sql.placeholder('status')));
+  if (direction !== 'first') filters.push(keysetCondition(listOrder, direction, keyPlaceholders(listOrder.length)));
   return db
     .select(orderColumns)
     .from(orders)
     .where(and(...filters))
-    .orderBy(desc(orders.createdAt), desc(orders.id))
+    .orderBy(...keysetOrder(listOrder, direction))
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'));
 });
@@ -379,7 +392,7 @@ const linesOf = statements('order_lines_of', (db, count: number) =>
     ),
 );
 
-export async function listOrders({ db, caller, query }: Access & { query: OrderListQuery }): Promise<Page<Order>> {
+export async function listOrders({ db, caller, query, cursors }: Access & { query: OrderListQuery; cursors: CursorCodec }): Promise<Page<Order>> {
   const own = ownCustomerId(caller);
   let statusShape: 'any' | 'active' | 'status' = 'any';
   let status: OrderStatus | undefined;
@@ -396,17 +409,20 @@ export async function listOrders({ db, caller, query }: Access & { query: OrderL
       statusShape = 'status';
     }
   }
-  const rows = await orderList(`${own === undefined ? 'all' : 'own'}_${statusShape}`, db, {
+  // A cursor is good for the same filter, whatever its spelling (`PAID`, `paid`).
+  const binding = `orders:${statusShape}:${status ?? ''}`;
+  const request = readPageRequest(cursors, binding, listOrder.length, query);
+  const rows = await orderList(`${own === undefined ? 'all' : 'own'}_${statusShape}_${request.direction}`, db, {
     customerId: own,
     status,
-    limit: query.limit + 1,
-    offset: (query.page - 1) * query.limit,
+    ...limitOffset(request),
+    ...keyValues(request),
   });
   const ids = rows.slice(0, query.limit).map((row) => row.id);
   const items = ids.length ? await linesOf(ids.length, db, Object.fromEntries(ids.map((id, i) => [`id${i}`, id]))) : [];
   const byOrder = new Map<number, ItemRow[]>();
   for (const item of items) byOrder.set(item.orderId, [...(byOrder.get(item.orderId) ?? []), item]);
-  return toPage(rows, query.page, query.limit, (row) => represent({ row, items: byOrder.get(row.id) ?? [] }));
+  return pageOf({ codec: cursors, binding, terms: listOrder, request }, rows, (row) => represent({ row, items: byOrder.get(row.id) ?? [] }));
 }
 
 /**

@@ -38,5 +38,5 @@ export const paymentsRouter = router({
     })
     .input(PaymentListQuery)
     .output(PaymentList)
-    .query(({ ctx, input }) => payments.listPayments({ db: ctx.db, caller: ctx.caller, query: input })),
+    .query(({ ctx, input }) => payments.listPayments({ db: ctx.db, caller: ctx.caller, query: input, cursors: ctx.cursors })),
 });

@@ -4,7 +4,7 @@
  * partial unique index `payments_one_captured_per_order` refuses a second captured payment even
  * if something bypassed the lock: money is taken at most once per order.
  */
-import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { ownCustomerId } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
@@ -12,7 +12,8 @@ import { statement } from '../../db/statements.ts';
 import { orders, payments } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../lib/db-errors.ts';
-import { toPage, type Page } from '../common.schemas.ts';
+import type { Page } from '../common.schemas.ts';
+import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import { orderTotal } from '../orders/orders.representation.ts';
 import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
 import { awaitsPayment, isPaid, type OrderStatus } from '../orders/orders.rules.ts';
@@ -116,14 +117,28 @@ export async function getPayment({ db, caller, id }: Access & { id: number }): P
 }
 
 /** Newest first, like the other lists; `order_id` narrows to one order's payments. */
-export async function listPayments({ db, caller, query }: Access & { query: PaymentListQuery }): Promise<Page<Payment>> {
+const paymentOrder: SortTerm<{ createdAt: Date; id: number }>[] = [
+  { column: payments.createdAt, descending: true, read: (row) => row.createdAt.toISOString() },
+  { column: payments.id, descending: true, read: (row) => row.id },
+];
+
+export async function listPayments({ db, caller, query, cursors }: Access & { query: PaymentListQuery; cursors: CursorCodec }): Promise<Page<Payment>> {
+  const binding = JSON.stringify(['payments', query.order_id ?? null]);
+  const request = readPageRequest(cursors, binding, paymentOrder.length, query);
+  const { limit, offset } = limitOffset(request);
   const rows = await db
     .select(paymentColumns)
     .from(payments)
     .innerJoin(orders, eq(orders.id, payments.orderId))
-    .where(and(visibleTo(caller), query.order_id === undefined ? undefined : eq(payments.orderId, query.order_id)))
-    .orderBy(desc(payments.createdAt), desc(payments.id))
-    .limit(query.limit + 1)
-    .offset((query.page - 1) * query.limit);
-  return toPage(rows, query.page, query.limit, toPayment);
+    .where(
+      and(
+        visibleTo(caller),
+        query.order_id === undefined ? undefined : eq(payments.orderId, query.order_id),
+        request.direction === 'first' ? undefined : keysetCondition(paymentOrder, request.direction, request.key),
+      ),
+    )
+    .orderBy(...keysetOrder(paymentOrder, request.direction))
+    .limit(limit)
+    .offset(offset);
+  return pageOf({ codec: cursors, binding, terms: paymentOrder, request }, rows, toPayment);
 }

@@ -33,7 +33,7 @@ export const productsRouter = router({
     })
     .input(ProductListQuery)
     .output(ProductList)
-    .query(({ ctx, input }) => products.listProducts({ db: ctx.db, query: input })),
+    .query(({ ctx, input }) => products.listProducts({ db: ctx.db, query: input, cursors: ctx.cursors })),
 
   replace: writer
     .meta({

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { statement, statements } from '../../db/statements.ts';
 import { products } from '../../db/schema.ts';
@@ -6,7 +6,8 @@ import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../lib/db-errors.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
-import { iso, toPage, type Page } from '../common.schemas.ts';
+import { iso, type Page } from '../common.schemas.ts';
+import { keyPlaceholders, keysetCondition, keysetOrder, keyValues, pageOf, readPageRequest, limitOffset, type CursorCodec, type PageRequest, type SortTerm } from '../paging.ts';
 import type { Product, ProductInput, ProductListQuery, ProductReplace } from './products.schemas.ts';
 
 /** The columns a product is read with: its representation, and whether it is archived. */
@@ -76,12 +77,13 @@ export async function getProduct({ db, id }: { db: Db; id: number }): Promise<Pr
   return toProduct(row);
 }
 
-const sortColumns = {
-  name: products.name,
-  price: products.price,
-  created_at: products.createdAt,
-  id: products.id,
-} as const;
+/** Each sort field: its column and its value in a cursor. */
+const sortFields: Record<string, Omit<SortTerm<ProductRecord>, 'descending'>> = {
+  name: { column: products.name, read: (row) => row.name },
+  price: { column: products.price, read: (row) => row.price },
+  created_at: { column: products.createdAt, read: (row) => row.createdAt.toISOString() },
+  id: { column: products.id, read: (row) => row.id },
+};
 
 /**
  * The sort as its distinct fields, first mention first: `name,-name,price` sorts as `name,price`
@@ -102,39 +104,48 @@ function distinctSort(sort: string | undefined): string | undefined {
     .join(',');
 }
 
-function orderBy(sort: string | undefined): SQL[] {
-  const terms = (sort ?? 'id').split(',').map((term) => {
+/** The order of a (distinct) sort, made total by the id (so pages never overlap or skip). */
+function sortTerms(sort: string | undefined): SortTerm<ProductRecord>[] {
+  const terms = (sort || 'id').split(',').map((term) => {
     const descending = term.startsWith('-');
-    const column = sortColumns[(descending ? term.slice(1) : term) as keyof typeof sortColumns];
-    return descending ? desc(column) : asc(column);
+    const field = sortFields[descending ? term.slice(1) : term];
+    if (field === undefined) throw new Error(`unknown sort field in ${term}`);
+    return { ...field, descending };
   });
-  // A total order, so pages never overlap or skip.
-  if (!sort?.split(',').some((term) => term.replace('-', '') === 'id')) terms.push(asc(products.id));
+  if (!terms.some((term) => term.column === products.id)) terms.push({ ...(sortFields.id as Omit<SortTerm<ProductRecord>, 'descending'>), descending: false });
   return terms;
 }
 
-/** One statement per shape: with or without a category, and each distinct sort (a closed set). */
+/**
+ * One statement per shape: with or without a category, each distinct sort (a closed set), and
+ * from a page number or after or before a cursor's key.
+ */
 const productList = statements('product_list', (db, shape: string) => {
-  const [filter, sort] = shape.split(':');
+  const [filter, sort, direction] = shape.split(':') as [string, string, PageRequest['direction']];
+  const terms = sortTerms(sort);
   const filters = [isNull(products.archivedAt)];
   if (filter === 'category') filters.push(eq(products.category, sql.placeholder('category')));
+  if (direction !== 'first') filters.push(keysetCondition(terms, direction, keyPlaceholders(terms.length)));
   return db
     .select(productColumns)
     .from(products)
     .where(and(...filters))
-    .orderBy(...orderBy(sort || undefined))
+    .orderBy(...keysetOrder(terms, direction))
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'));
 });
 
-export async function listProducts({ db, query }: { db: Db; query: ProductListQuery }): Promise<Page<Product>> {
-  const shape = `${query.category === undefined ? 'all' : 'category'}:${distinctSort(query.sort) ?? ''}`;
-  const rows = await productList(shape, db, {
+export async function listProducts({ db, query, cursors }: { db: Db; query: ProductListQuery; cursors: CursorCodec }): Promise<Page<Product>> {
+  const sort = distinctSort(query.sort) ?? '';
+  const terms = sortTerms(sort);
+  const binding = JSON.stringify(['products', query.category ?? null, sort]);
+  const request = readPageRequest(cursors, binding, terms.length, query);
+  const rows = await productList(`${query.category === undefined ? 'all' : 'category'}:${sort}:${request.direction}`, db, {
     category: query.category,
-    limit: query.limit + 1,
-    offset: (query.page - 1) * query.limit,
+    ...limitOffset(request),
+    ...keyValues(request),
   });
-  return toPage(rows, query.page, query.limit, toProduct);
+  return pageOf({ codec: cursors, binding, terms, request }, rows, toProduct);
 }
 
 /** Locks the live product row for the rest of the transaction. */

@@ -45,7 +45,7 @@ export const usersRouter = router({
     })
     .input(UserListQuery)
     .output(UserList)
-    .query(({ ctx, input }) => users.listUsers({ db: ctx.db, query: input })),
+    .query(({ ctx, input }) => users.listUsers({ db: ctx.db, query: input, cursors: ctx.cursors })),
 
   replace: writer
     .meta({

@@ -8,7 +8,8 @@ import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../lib/db-errors.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
-import { iso, toPage, type Page } from '../common.schemas.ts';
+import { iso, type Page } from '../common.schemas.ts';
+import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import type { User, UserInput, UserListQuery, UserReplace } from './users.schemas.ts';
 import { revokeUserGrants } from './users.grants.ts';
 
@@ -81,14 +82,21 @@ export async function getUser({ db, caller, id }: { db: Db; caller: Caller; id: 
   return toUser(row);
 }
 
-export async function listUsers({ db, query }: { db: Db; query: UserListQuery }): Promise<Page<User>> {
+/** Oldest first: by id. */
+const userOrder: SortTerm<{ id: number }>[] = [{ column: users.id, descending: false, read: (row) => row.id }];
+
+export async function listUsers({ db, query, cursors }: { db: Db; query: UserListQuery; cursors: CursorCodec }): Promise<Page<User>> {
+  const binding = 'users';
+  const request = readPageRequest(cursors, binding, userOrder.length, query);
+  const { limit, offset } = limitOffset(request);
   const rows = await db
     .select(userColumns)
     .from(users)
-    .orderBy(asc(users.id))
-    .limit(query.limit + 1)
-    .offset((query.page - 1) * query.limit);
-  return toPage(rows, query.page, query.limit, toUser);
+    .where(request.direction === 'first' ? undefined : keysetCondition(userOrder, request.direction, request.key))
+    .orderBy(...keysetOrder(userOrder, request.direction))
+    .limit(limit)
+    .offset(offset);
+  return pageOf({ codec: cursors, binding, terms: userOrder, request }, rows, toUser);
 }
 
 /**

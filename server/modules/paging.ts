@@ -1,0 +1,195 @@
+/**
+ * Keyset pagination for every list: a list's order is a total order of sort terms ending in a
+ * unique column, and a cursor names a position in it (the sort key of a row), so the next page is
+ * "the rows after this key", which an index answers in the same time on page 1 and page 50,000,
+ * and which neither repeats nor skips a row when rows are inserted between two requests (paging
+ * by offset does both). `page`/`limit` stay accepted (SPEC): a page by number is still read by
+ * offset, and its answer carries cursors onwards.
+ *
+ * A cursor is opaque to clients: base64url JSON of the position, and an HMAC over it and the
+ * list's binding (the list and its filters, sort and order), keyed by a secret every instance
+ * shares. So a cursor edited by hand, cut short, or replayed on another list or with other
+ * filters is refused as a malformed request (400) instead of answering some other page.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { sql, type SQL } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import { DomainError } from '../errors/problems.ts';
+import { MAX_PAGE, type Page } from './common.schemas.ts';
+
+/** A value of a sort key as a cursor holds it (instants as RFC 3339 text). */
+export type KeyValue = string | number;
+
+/** One term of a list's order; the last term of every list is a unique column. */
+export interface SortTerm<Row> {
+  column: AnyPgColumn;
+  descending: boolean;
+  read: (row: Row) => KeyValue;
+}
+
+/** Where a page starts: by number (offset), or after or before a row's key (a cursor). */
+export type PageRequest =
+  | { direction: 'first'; page: number; limit: number }
+  | { direction: 'after' | 'before'; page: number; limit: number; key: KeyValue[] };
+
+interface Position {
+  direction: 'after' | 'before';
+  page: number;
+  key: KeyValue[];
+}
+
+const VERSION = 'v1';
+const MAC_BYTES = 16;
+
+/** Signs and reads cursors; every instance of one deployment must use the same key. */
+export class CursorCodec {
+  private readonly key: Buffer;
+
+  constructor(secret: string | Buffer) {
+    this.key = createHmac('sha256', secret).update('order-service list cursors').digest();
+  }
+
+  encode(binding: string, position: Position): string {
+    const body = Buffer.from(JSON.stringify([position.direction === 'after' ? 'a' : 'b', position.page, position.key])).toString('base64url');
+    return `${body}.${this.mac(binding, body).toString('base64url')}`;
+  }
+
+  /** The position a cursor names, or a 400 for anything this list did not issue. */
+  decode(binding: string, cursor: string, terms: number): Position {
+    const [body, mac, ...rest] = cursor.split('.');
+    if (body === undefined || mac === undefined || rest.length > 0 || !isBase64url(body) || !isBase64url(mac)) throw badCursor();
+    const given = Buffer.from(mac, 'base64url');
+    const expected = this.mac(binding, body);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw badCursor();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    } catch {
+      throw badCursor();
+    }
+    // Signed by this service, but perhaps by an older version with another order: checked anyway.
+    if (!Array.isArray(parsed) || parsed.length !== 3) throw badCursor();
+    const [direction, page, key] = parsed as unknown[];
+    if (direction !== 'a' && direction !== 'b') throw badCursor();
+    if (!Number.isInteger(page) || (page as number) < 1 || (page as number) > MAX_PAGE) throw badCursor();
+    if (!Array.isArray(key) || key.length !== terms || !key.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)))) {
+      throw badCursor();
+    }
+    return { direction: direction === 'a' ? 'after' : 'before', page: page as number, key: key as KeyValue[] };
+  }
+
+  private mac(binding: string, body: string): Buffer {
+    return createHmac('sha256', this.key).update(`${VERSION}\n${binding}\n${body}`).digest().subarray(0, MAC_BYTES);
+  }
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+const isBase64url = (text: string) => BASE64URL.test(text);
+
+const badCursor = () =>
+  new DomainError('malformed-request', 'The cursor is not one this list issued for these parameters: follow the next_cursor or prev_cursor of a page of the same query.', {
+    errors: [{ field: 'cursor', message: 'must be a next_cursor or prev_cursor this list answered, unchanged, with the same filters and sort' }],
+  });
+
+/** What a list query says about paging (`page` and `cursor` exclude each other). */
+export interface PagingQuery {
+  page?: number | undefined;
+  limit: number;
+  cursor?: string | undefined;
+}
+
+/**
+ * The page a query asks for. `binding` names the list and everything that selects or orders its
+ * rows (never the page or the limit): a cursor is good only for the query that issued it.
+ */
+export function readPageRequest(codec: CursorCodec, binding: string, terms: number, query: PagingQuery): PageRequest {
+  if (query.cursor === undefined) return { direction: 'first', page: query.page ?? 1, limit: query.limit };
+  if (query.page !== undefined) {
+    throw new DomainError('validation-error', 'Give either page or cursor, not both.', {
+      errors: [{ field: 'page', message: 'must be omitted when cursor is given (the cursor says where the page starts)' }],
+    });
+  }
+  const position = codec.decode(binding, query.cursor, terms);
+  return { ...position, limit: query.limit };
+}
+
+const opFor = (term: { descending: boolean }, direction: 'after' | 'before') => ((direction === 'after') !== term.descending ? '>' : '<');
+
+/**
+ * The rows strictly after (or before) a key in the list's order. `values` are the key's values,
+ * or placeholders for them in a statement built once. One direction for every term compares the
+ * rows as a whole (`(a, b) < ($1, $2)`), which PostgreSQL answers as one index range; mixed
+ * directions bound the first term and spell the rest out.
+ */
+export function keysetCondition<Row>(terms: SortTerm<Row>[], direction: 'after' | 'before', values: unknown[]): SQL {
+  const columns = terms.map((term) => term.column);
+  const first = terms[0];
+  if (first === undefined) throw new Error('a list order has at least one term');
+  if (terms.every((term) => term.descending === first.descending)) {
+    return sql`(${sql.join(columns, sql`, `)}) ${sql.raw(opFor(first, direction))} (${sql.join(
+      values.map((value) => sql`${value}`),
+      sql`, `,
+    )})`;
+  }
+  const chain = (i: number): SQL => {
+    const term = terms[i] as SortTerm<Row>;
+    const strict = sql`${term.column} ${sql.raw(opFor(term, direction))} ${values[i]}`;
+    return i === terms.length - 1 ? strict : sql`(${strict} or (${term.column} = ${values[i]} and ${chain(i + 1)}))`;
+  };
+  return sql`${first.column} ${sql.raw(opFor(first, direction))}= ${values[0]} and ${chain(0)}`;
+}
+
+/** The list's order; read backwards for a page before a key (its rows are reversed after). */
+export function keysetOrder<Row>(terms: SortTerm<Row>[], direction: PageRequest['direction']): SQL[] {
+  const backwards = direction === 'before';
+  return terms.map((term) => (term.descending !== backwards ? sql`${term.column} desc` : sql`${term.column} asc`));
+}
+
+/** Placeholders `k0`, `k1`, ... for a key's values in a statement built once. */
+export const keyPlaceholders = (count: number) => Array.from({ length: count }, (_, i) => sql.placeholder(`k${i}`));
+
+/** The values of `keyPlaceholders` for a request (none for a page by number). */
+export function keyValues(request: PageRequest): Record<string, unknown> {
+  return request.direction === 'first' ? {} : Object.fromEntries(request.key.map((value, i) => [`k${i}`, value]));
+}
+
+/** LIMIT and OFFSET of a request: one extra row tells whether there is more. */
+export function limitOffset(request: PageRequest): { limit: number; offset: number } {
+  return { limit: request.limit + 1, offset: request.direction === 'first' ? (request.page - 1) * request.limit : 0 };
+}
+
+const clampPage = (page: number) => Math.min(MAX_PAGE, Math.max(1, page));
+
+/**
+ * The page from the rows fetched for `request` (`limit + 1` of them, in the list's order, or
+ * backwards for a page before a key), with cursors to the pages on either side.
+ */
+export function pageOf<Row, T>(
+  options: { codec: CursorCodec; binding: string; terms: SortTerm<Row>[]; request: PageRequest },
+  rows: Row[],
+  map: (row: Row) => T,
+): Page<T> {
+  const { codec, binding, terms, request } = options;
+  const more = rows.length > request.limit;
+  const shown = rows.slice(0, request.limit);
+  if (request.direction === 'before') shown.reverse();
+  const first = shown[0];
+  const last = shown.at(-1);
+  const keyOf = (row: Row) => terms.map((term) => term.read(row));
+  const cursor = (direction: 'after' | 'before', key: KeyValue[] | undefined, page: number) =>
+    key === undefined ? null : codec.encode(binding, { direction, page: clampPage(page), key });
+  const from = request.direction === 'first' ? undefined : request.key;
+
+  let next: string | null;
+  let prev: string | null;
+  if (request.direction === 'before') {
+    // This page lies before a row that was shown: there is a next page (from that row onwards).
+    next = cursor('after', last === undefined ? from : keyOf(last), request.page + 1);
+    prev = more && first !== undefined ? cursor('before', keyOf(first), request.page - 1) : null;
+  } else {
+    next = more && last !== undefined ? cursor('after', keyOf(last), request.page + 1) : null;
+    // A page after a key has that key's row before it; a page by number has pages before it.
+    prev = request.direction === 'after' || request.page > 1 ? cursor('before', first === undefined ? from : keyOf(first), request.page - 1) : null;
+  }
+  return { data: shown.map(map), page: request.page, limit: request.limit, has_more: next !== null, next_cursor: next, prev_cursor: prev };
+}
