@@ -20,7 +20,7 @@ export interface SeedOrdersOptions {
 
 export interface SeededOrders {
   customerIds: number[];
-  /** Seconds spent, in SQL, on users, orders and lines, and on ANALYZE. */
+  /** Seconds spent, in SQL, on users, orders and lines, their indexes and keys, and VACUUM ANALYZE. */
   seconds: number;
 }
 
@@ -37,6 +37,18 @@ export async function seedOrders(sql: Sql, options: SeedOrdersOptions): Promise<
     returning id`;
   const customerIds = customers.map((row) => row.id).sort((a, b) => a - b);
   await sql.begin(async (tx) => {
+    // Millions of rows into seven indexes and through two foreign-key triggers a row are slower
+    // than building the indexes afresh and checking each key once, by a join, at the end: the
+    // secondary indexes and the foreign keys go for the inserts, remade from their own definitions.
+    const indexes = await tx<{ name: string; definition: string }[]>`
+      select indexname as name, indexdef as definition from pg_indexes
+      where schemaname = current_schema() and tablename in ('orders', 'order_items')
+        and indexname not in (select conname from pg_constraint where contype in ('p', 'u'))`;
+    const foreignKeys = await tx<{ table: string; name: string; definition: string }[]>`
+      select conrelid::regclass::text as table, conname as name, pg_get_constraintdef(oid) as definition from pg_constraint
+      where contype = 'f' and conrelid in ('orders'::regclass, 'order_items'::regclass)`;
+    for (const index of indexes) await tx.unsafe(`drop index "${index.name}"`);
+    for (const key of foreignKeys) await tx.unsafe(`alter table ${key.table} drop constraint "${key.name}"`);
     const ordersStart = (await tx<{ next: number }[]>`select coalesce(max(id), 0) + 1 as next from orders`)[0]?.next ?? 1;
     await tx`
       insert into orders (customer_id, address, status, currency, created_at, updated_at)
@@ -52,9 +64,11 @@ export async function seedOrders(sql: Sql, options: SeedOrdersOptions): Promise<
       select o.id, line, (${options.productIds}::int[])[1 + (o.id + line) % ${options.productIds.length}::int], 1 + o.id % 3, 100 * (1 + o.id % 50)
       from orders o cross join generate_series(0, 1) as line
       where o.id >= ${ordersStart}`;
+    await tx`set local maintenance_work_mem = '256MB'`;
+    for (const index of indexes) await tx.unsafe(index.definition);
+    for (const key of foreignKeys) await tx.unsafe(`alter table ${key.table} add constraint "${key.name}" ${key.definition}`);
   });
-  await sql`analyze users`;
-  await sql`analyze orders`;
-  await sql`analyze order_items`;
+  // As a table at rest would be: statistics, and the visibility map that index-only scans read.
+  await sql`vacuum (analyze) users, orders, order_items`;
   return { customerIds, seconds: (performance.now() - started) / 1000 };
 }
