@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { METHODS } from 'node:http';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TokenService } from './auth/tokens.ts';
 import type { Database } from './db/client.ts';
 import { DomainError } from './errors/problems.ts';
 import { fastifyTrustProxy, type TrustProxy } from './lib/client-address.ts';
+import { projectRoot } from './lib/project-root.ts';
 import { registerDocs } from './http/docs.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { answerClientError } from './http/client-errors.ts';
@@ -64,7 +66,7 @@ declare module 'fastify' {
   }
 }
 
-const packageVersion = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const packageVersion = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
 /** One JSON line per request, on completion (no headers, tokens or bodies). */
 class OneLinePerRequest extends LogController {

@@ -2,8 +2,8 @@
  * `npm run bench` (issue 12): the service against a hand-written baseline, each in a process of
  * its own, loaded from a third process, in interleaved rounds; medians printed as a table.
  *
- *   service   node --import tsx server/main.ts   (what `npm start` runs), production settings
- *   raw       node --import tsx scripts/bench/raw-server.ts   (Fastify + postgres.js + jose, same SQL)
+ *   service   node <flags> dist/server/main.mjs   (what `npm start` builds and runs), production settings
+ *   raw       node dist/bench/raw-server.mjs   (Fastify + postgres.js + jose, same SQL; built alike)
  *   load      node --import tsx scripts/bench/load.ts   (autocannon), one process per round
  *
  * Backends: PostgreSQL (DATABASE_URL, else the local cluster of scripts/setup-postgres.sh with a
@@ -27,6 +27,7 @@ import postgres from 'postgres';
 import { CursorCodec } from '../../server/modules/paging.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
 import { seedOrders } from './seed-orders.ts';
+import { startCommand } from '../start-command.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -75,6 +76,19 @@ const profileArgs = (server: 'service' | 'raw'): string[] => (profileDir ? ['--c
 const serviceFlags = (process.env.BENCH_SERVICE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 /** A short warm-up per case and server (JIT, connection pools, plan caches), not reported. */
 const warmupSeconds = Math.min(2, seconds);
+/** How long the servers idle after the load before their RSS is read a second time. */
+const IDLE_SECONDS = 10;
+
+// --- the servers as `npm start` runs the service: built by esbuild, with the start script's flags --
+
+const { flags: START_FLAGS, bundle: SERVICE_BUNDLE } = startCommand(root);
+const RAW_BUNDLE = 'dist/bench/raw-server.mjs';
+
+/** `npm run build` for the service, and the baseline bundled the same way. */
+async function buildServers(): Promise<void> {
+  await runScript('npm', ['run', 'build', '--silent']);
+  await runScript(join(root, 'node_modules/.bin/esbuild'), ['scripts/bench/raw-server.ts', '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outfile=${RAW_BUNDLE}`, '--log-level=warning']);
+}
 
 const JWT_SECRET = 'order-service-benchmark-secret-not-for-production-0123456789';
 const ISSUER = 'order-service';
@@ -92,9 +106,10 @@ interface Child {
 const children = new Set<Child>();
 
 function start(name: string, script: string, env: Record<string, string>, input?: string, nodeArgs: string[] = []): Child {
-  // `node --import tsx` rather than the tsx CLI: the pid is then the server's own (for its RSS),
+  // A built bundle runs as is, a TypeScript script under `node --import tsx` rather than the tsx
+  // CLI: either way the pid is then the server's own (for its RSS),
   // not a wrapper's. detached: its own process group, so a kill reaches anything it starts.
-  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
+  const proc = spawn(process.execPath, [...nodeArgs, ...(script.endsWith('.mjs') ? [] : ['--import', 'tsx']), script], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     detached: true,
@@ -553,7 +568,7 @@ async function parity(targets: Target[], specs: CaseSpec[]): Promise<string[]> {
 /** The service as `npm start` runs it, production settings, on `databaseUrl`; answers once healthy. */
 async function startService(databaseUrl: string, dataDir: string): Promise<{ service: Child; base: string }> {
   const servicePort = await freePort();
-  const service = start('service', 'server/main.ts', {
+  const service = start('service', SERVICE_BUNDLE, {
     // Production settings (no banner, no development secret); TRUST_PROXY: production refuses
     // plain HTTP otherwise, and this is plain HTTP on loopback.
     NODE_ENV: 'production',
@@ -568,7 +583,7 @@ async function startService(databaseUrl: string, dataDir: string): Promise<{ ser
     RATE_LIMIT_MAX: '1000000000',
     // The OAuth issuer, which production requires to be named.
     PUBLIC_URL: `http://127.0.0.1:${servicePort}`,
-  }, undefined, [...serviceFlags, ...profileArgs('service')]);
+  }, undefined, [...START_FLAGS, ...serviceFlags, ...profileArgs('service')]);
   const base = `http://127.0.0.1:${servicePort}`;
   await waitHealthy(service, base);
   return { service, base };
@@ -584,7 +599,7 @@ async function measureBackend(backend: Backend): Promise<string> {
   let raw: Child | undefined;
   if (backend === 'postgres') {
     const rawPort = await freePort();
-    raw = start('raw', 'scripts/bench/raw-server.ts', { DATABASE_URL: databaseUrl, JWT_SECRET, PORT: String(rawPort) }, undefined, profileArgs('raw'));
+    raw = start('raw', RAW_BUNDLE, { DATABASE_URL: databaseUrl, JWT_SECRET, PORT: String(rawPort) }, undefined, profileArgs('raw'));
     const rawBase = `http://127.0.0.1:${rawPort}`;
     await waitHealthy(raw, rawBase);
     targets.push({ kind: 'raw', base: rawBase });
@@ -624,13 +639,21 @@ async function measureBackend(backend: Backend): Promise<string> {
 
   const serviceRss = rssMb(service.proc.pid);
   const rawRss = rssMb(raw?.proc.pid);
+  // And once V8 has had the idle time its memory reducer waits for (garbage the old generation
+  // still held when the load stopped is then collected): the figure a quiet service settles at.
+  await new Promise((resolveIdle) => setTimeout(resolveIdle, IDLE_SECONDS * 1000));
+  const serviceIdleRss = rssMb(service.proc.pid);
+  const rawIdleRss = rssMb(raw?.proc.pid);
   await stop(service);
   if (raw) await stop(raw);
   const title =
     backend === 'postgres'
       ? `PostgreSQL (${databaseUrl.replace(/\/\/[^@]*@/, '//')}): service vs raw baseline, medians of ${rounds} x ${seconds} s, ${connections} connections`
       : `PGlite in memory: service only (no baseline on PGlite), medians of ${rounds} x ${seconds} s, ${connections} connections`;
-  const rss = `RSS after the load: service ${serviceRss?.toFixed(0) ?? '?'} MB${rawRss === undefined ? '' : `, raw ${rawRss.toFixed(0)} MB`}`;
+  const mb = (value: number | undefined) => `${value?.toFixed(0) ?? '?'} MB`;
+  const rss =
+    `RSS right after the load: service ${mb(serviceRss)}${raw ? `, raw ${mb(rawRss)}` : ''}; ` +
+    `${IDLE_SECONDS} s later: service ${mb(serviceIdleRss)}${raw ? `, raw ${mb(rawIdleRss)}` : ''}`;
   return `${table(title, rows)}\n\n${rss}`;
 }
 
@@ -720,6 +743,7 @@ async function measureLists(orderCount: number): Promise<string> {
 }
 
 async function main(): Promise<void> {
+  await buildServers();
   if (listOrders !== undefined) {
     console.log(`bench: lists at ${listOrders} orders on PostgreSQL`);
     console.log(await measureLists(listOrders));

@@ -1,12 +1,12 @@
 import { chmodSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { projectRoot } from '../lib/project-root.ts';
 import * as schema from './schema.ts';
 
 export type Schema = typeof schema;
@@ -21,7 +21,7 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export const migrationsFolder = resolve(dirname(fileURLToPath(import.meta.url)), '../../drizzle');
+export const migrationsFolder = join(projectRoot, 'drizzle');
 
 /**
  * Bounds on every wait for PostgreSQL, so an outage or a locked row answers 503 in seconds

@@ -55,8 +55,10 @@ export function serviceEnv(database: { url: string } | { dataDir: string }, extr
  * not the `tsx` binary: that one runs the service in a second node process, which a SIGKILL of
  * the first would leave running.
  */
-export async function startService(env: NodeJS.ProcessEnv): Promise<Service> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startService(env: NodeJS.ProcessEnv, command: { flags: string[]; bundle: string } | undefined = undefined): Promise<Service> {
+  // `command`: a built bundle as `npm start` runs it, instead of the sources under tsx.
+  const args = command ? [...command.flags, command.bundle] : ['--import', 'tsx', 'server/main.ts'];
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const base = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the service did not start:\n${output}`)), START_TIMEOUT_MS);
