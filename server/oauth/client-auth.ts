@@ -7,6 +7,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { oauthClients } from '../db/schema.ts';
+import { clientGrantColumns } from '../modules/clients/clients.service.ts';
 import { invalidClient, invalidRequest } from './errors.ts';
 import type { Params } from './params.ts';
 import { secretMatches } from './secrets.ts';
@@ -34,15 +35,7 @@ export interface AuthenticatedClient {
 const MAX_CLIENT_ID_LENGTH = 255;
 const namesNoClient = (id: string): boolean => id.length > MAX_CLIENT_ID_LENGTH || id.includes('\u0000');
 
-const clientColumns = {
-  id: oauthClients.id,
-  name: oauthClients.name,
-  redirectUris: oauthClients.redirectUris,
-  grantTypes: oauthClients.grantTypes,
-  scopes: oauthClients.scopes,
-  firstParty: oauthClients.firstParty,
-  confidential: oauthClients.confidential,
-};
+const clientColumns = clientGrantColumns;
 
 /** The client `id`, or undefined (an over-long id names none). */
 export async function findClient(db: Db, id: string): Promise<OAuthClient | undefined> {

@@ -9,7 +9,8 @@ import type { Db } from '../../server/db/client.ts';
 import { oauthClients, type GrantType } from '../../server/db/schema.ts';
 import { hashSecret } from '../../server/oauth/secrets.ts';
 import { SCOPES } from '../../server/auth/policy.ts';
-import { createTestApp, type TestApp } from './app.ts';
+import { expect } from 'vitest';
+import { createTestApp, TEST_PASSWORD, type TestApp } from './app.ts';
 
 export const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
@@ -167,4 +168,11 @@ export async function postToken(base: string, body: Record<string, string> | str
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: typeof body === 'string' ? body : new URLSearchParams(body),
   });
+}
+
+/** Signs `user` in with the password grant (TEST_PASSWORD) as `clientId`; expects 200. */
+export async function signInWithPassword(base: string, clientId: string, user: { email: string }): Promise<{ access_token: string; refresh_token: string; expires_in: number; token_type: string; scope?: string }> {
+  const response = await postToken(base, { grant_type: 'password', client_id: clientId, username: user.email, password: TEST_PASSWORD });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as { access_token: string; refresh_token: string; expires_in: number; token_type: string; scope?: string };
 }

@@ -14,7 +14,7 @@ import { defaultOAuthSettings } from '../../server/oauth/settings.ts';
 import { ensureAdmin } from '../../server/modules/users/users.service.ts';
 import { createUserRow, TEST_JWT, TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
-import { codeFlowStart, insertClient, postToken, signInWithForm, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
+import { codeFlowStart, insertClient, postToken, signInWithForm, signInWithPassword, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
 
 let server: OAuthTestServer;
 let app: TestClient;
@@ -25,11 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-async function signIn(user: TestUser): Promise<string> {
-  const response = await postToken(server.base, { grant_type: 'password', client_id: app.client.client_id, username: user.email, password: TEST_PASSWORD });
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { refresh_token: string }).refresh_token;
-}
+const signIn = async (user: TestUser): Promise<string> => (await signInWithPassword(server.base, app.client.client_id, user)).refresh_token;
 
 const refresh = (token: string) => postToken(server.base, { grant_type: 'refresh_token', client_id: app.client.client_id, refresh_token: token });
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrderServiceClient, isProblem, refreshingToken, TokenRefreshError, type TokenResponse } from '../../client-sdk/src/index.ts';
 import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
-import { insertClient, postToken, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
+import { insertClient, postToken, signInWithPassword, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
 
 let server: OAuthTestServer;
 let app: TestClient;
@@ -17,11 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-async function signIn(user: TestUser): Promise<TokenResponse> {
-  const response = await postToken(server.base, { grant_type: 'password', client_id: app.client.client_id, username: user.email, password: TEST_PASSWORD });
-  expect(response.status).toBe(200);
-  return (await response.json()) as TokenResponse;
-}
+const signIn = async (user: TestUser): Promise<TokenResponse> => (await signInWithPassword(server.base, app.client.client_id, user)) as TokenResponse;
 
 /** A fetch that counts the token requests it carries. */
 function countingFetch(): { fetch: typeof fetch; renewals: () => number } {

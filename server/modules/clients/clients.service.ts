@@ -11,7 +11,8 @@ import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, typ
 import type { Client, ClientInput, ClientListQuery, CreatedClient } from './clients.schemas.ts';
 
 /** The columns a client is read with: its representation (never the secret's hash). */
-const clientColumns = {
+/** What the authorization server reads of a client (server/oauth/client-auth.ts): never the secret. */
+export const clientGrantColumns = {
   id: oauthClients.id,
   name: oauthClients.name,
   redirectUris: oauthClients.redirectUris,
@@ -19,9 +20,9 @@ const clientColumns = {
   scopes: oauthClients.scopes,
   firstParty: oauthClients.firstParty,
   confidential: oauthClients.confidential,
-  createdAt: oauthClients.createdAt,
-  updatedAt: oauthClients.updatedAt,
 };
+
+const clientColumns = { ...clientGrantColumns, createdAt: oauthClients.createdAt, updatedAt: oauthClients.updatedAt };
 type ClientRecord = Pick<typeof oauthClients.$inferSelect, keyof typeof clientColumns>;
 
 export function toClient(row: ClientRecord): Client {

@@ -104,8 +104,23 @@ function distinctSort(sort: string | undefined): string | undefined {
     .join(',');
 }
 
-/** The order of a (distinct) sort, made total by the id (so pages never overlap or skip). */
+const termsBySort = new Map<string, SortTerm<ProductRecord>[]>();
+
+/**
+ * The order of a (distinct) sort, made total by the id (so pages never overlap or skip); made
+ * once per sort (a closed set, like the statements).
+ */
 function sortTerms(sort: string | undefined): SortTerm<ProductRecord>[] {
+  const key = sort ?? '';
+  let terms = termsBySort.get(key);
+  if (terms === undefined) {
+    terms = orderOf(key);
+    termsBySort.set(key, terms);
+  }
+  return terms;
+}
+
+function orderOf(sort: string): SortTerm<ProductRecord>[] {
   const terms = (sort || 'id').split(',').map((term) => {
     const descending = term.startsWith('-');
     const field = sortFields[descending ? term.slice(1) : term];
