@@ -19,7 +19,7 @@ import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './ht
 import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter.ts';
 import { registerTrpcEndpoint } from './http/trpc-endpoint.ts';
 import { appRouter } from './router.ts';
-import { CursorCodec } from './modules/paging.ts';
+import { CursorCodec, processCursors } from './modules/paging.ts';
 import { defaultIdempotencySettings, type IdempotencySettings } from './trpc/context.ts';
 import { startKeyPurge } from './trpc/idempotency.ts';
 
@@ -187,7 +187,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new DomainError('not-found', `No resource at ${request.url.split('?')[0]}.`)));
   const { purgeIntervalMs = 10 * 60_000, ...idempotencyOverrides } = options.idempotency ?? {};
   const idempotency: IdempotencySettings = { ...defaultIdempotencySettings, ...idempotencyOverrides };
-  const cursors = new CursorCodec(options.cursorSecret ?? 'order-service-local');
+  // Without a secret, the process's own key: cursors then hold within this process only.
+  const cursors = options.cursorSecret === undefined ? processCursors : new CursorCodec(options.cursorSecret);
   // Expired idempotency keys go in the background; stopped before the database closes.
   const stopKeyPurge = startKeyPurge(database.db, app.log, purgeIntervalMs);
   app.addHook('onClose', async () => {

@@ -4,7 +4,7 @@ import type { Caller } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
 import { parseEntityTags } from '../lib/etag.ts';
 import type { Preconditions } from '../lib/preconditions.ts';
-import { CursorCodec } from '../modules/paging.ts';
+import { processCursors, type CursorCodec } from '../modules/paging.ts';
 
 // Services import it from here today; it lives in lib/ so lib/ never imports trpc/.
 export type { Preconditions };
@@ -75,12 +75,6 @@ export interface ContextInnerOptions {
   cursors?: CursorCodec;
 }
 
-/**
- * Cursors signed with a key every caller knows: for tests and scripts. The HTTP doors are given
- * one keyed by the deployment's secret (`main.ts`), so cursors cannot be forged against them.
- */
-const localCursors = new CursorCodec('order-service-local');
-
 /** Calls without a request (tests, scripts) log nothing unless given a logger. */
 const silentLogger: FastifyBaseLogger = pino({ enabled: false });
 
@@ -98,7 +92,7 @@ export function createContextInner(options: ContextInnerOptions): Context {
     idempotencyKey: options.idempotencyKey,
     clientAddress: options.clientAddress,
     idempotency: options.idempotency ?? defaultIdempotencySettings,
-    cursors: options.cursors ?? localCursors,
+    cursors: options.cursors ?? processCursors,
     response: { headers: {} },
   };
 }

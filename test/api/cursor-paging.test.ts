@@ -6,9 +6,11 @@
 import { inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orders } from '../../server/db/schema.ts';
+import { processCursors } from '../../server/modules/paging.ts';
 import { createTestHarness } from '../../server/testing.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { createOrderScene, draftOrder, forceStatus, ORDERS, type OrderListBody, type OrderScene } from '../helpers/orders.ts';
+import { insertClient } from '../helpers/oauth.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { createProduct, freshCategory, PRODUCTS, type ProductListBody } from '../helpers/products.ts';
 
@@ -156,6 +158,69 @@ describe('cursor paging of orders', () => {
   });
 });
 
+describe('edges: pages that come back empty, a changing limit', () => {
+  it('going back to a page whose rows all left the filter answers page 1, and on from it misses nothing', async () => {
+    const dave = await t.createUser('customer');
+    const [a, b, c, d] = [await newOrder(dave), await newOrder(dave), await newOrder(dave), await newOrder(dave)];
+    const first = (await list('?status=draft&limit=2', dave.token)).json<OrderListBody>();
+    expect(ids(first)).toEqual([d, c]);
+    const second = (await list(`?status=draft&limit=2&cursor=${String(first.next_cursor)}`, dave.token)).json<OrderListBody>();
+    expect(ids(second)).toEqual([b, a]);
+    // The first page's orders leave the filter; its place, read backwards, is now empty.
+    for (const id of [d, c]) await forceStatus(t, id, 'confirmed');
+    const back = (await list(`?status=draft&limit=2&cursor=${String(second.prev_cursor)}`, dave.token)).json<OrderListBody>();
+    expect(back).toMatchObject({ data: [], page: 1, prev_cursor: null, has_more: true });
+    const onward = (await list(`?status=draft&limit=2&cursor=${String(back.next_cursor)}`, dave.token)).json<OrderListBody>();
+    expect(ids(onward)).toEqual([b, a]);
+  });
+
+  it('a next page whose rows all left the filter links back to a page that still ends with the row it came from', async () => {
+    const erin = await t.createUser('customer');
+    const [a, b, c] = [await newOrder(erin), await newOrder(erin), await newOrder(erin)];
+    const first = (await list('?status=draft&limit=2', erin.token)).json<OrderListBody>();
+    expect(ids(first)).toEqual([c, b]);
+    await forceStatus(t, a, 'confirmed');
+    const empty = (await list(`?status=draft&limit=2&cursor=${String(first.next_cursor)}`, erin.token)).json<OrderListBody>();
+    expect(empty).toMatchObject({ data: [], has_more: false, next_cursor: null });
+    const back = (await list(`?status=draft&limit=2&cursor=${String(empty.prev_cursor)}`, erin.token)).json<OrderListBody>();
+    expect(ids(back)).toEqual([c, b]);
+    expect(back).toMatchObject({ page: 1, prev_cursor: null });
+  });
+
+  it('the limit may change between cursor pages: still every order once, in order', async () => {
+    const seen: number[] = [];
+    let body = (await list('?limit=2')).json<OrderListBody>();
+    seen.push(...ids(body));
+    for (let limit = 5; body.next_cursor !== null; limit = limit === 5 ? 1 : 5) {
+      body = (await list(`?limit=${limit}&cursor=${body.next_cursor}`)).json<OrderListBody>();
+      seen.push(...ids(body));
+    }
+    expect(seen).toEqual(ids((await list('?limit=100')).json<OrderListBody>()));
+  });
+
+  it('users and OAuth clients page by cursor too (their queries are built per request)', async () => {
+    for (let i = 0; i < 3; i++) {
+      await t.createUser('customer');
+      await insertClient(t.db);
+    }
+    for (const path of ['/api/v1/users', '/api/v1/clients']) {
+      const all = (await t.request({ method: 'GET', url: `${path}?limit=100`, token: t.admin.token })).json<{ data: { id?: number; client_id?: string }[] }>();
+      const key = (item: { id?: number; client_id?: string }) => item.id ?? item.client_id;
+      const seen: unknown[] = [];
+      let url: string | null = `${path}?limit=2`;
+      while (url !== null) {
+        const res = await t.request({ method: 'GET', url, token: t.admin.token });
+        expect(res.statusCode, res.body).toBe(200);
+        const body = res.json<{ data: { id?: number; client_id?: string }[]; next_cursor: string | null }>();
+        seen.push(...body.data.map(key));
+        url = body.next_cursor === null ? null : `${path}?limit=2&cursor=${body.next_cursor}`;
+      }
+      expect(seen).toEqual(all.data.map(key));
+      expect(seen.length).toBeGreaterThan(1);
+    }
+  });
+});
+
 describe('cursors this list did not issue are 400', () => {
   let cursor: string;
   beforeAll(async () => {
@@ -176,6 +241,27 @@ describe('cursors this list did not issue are 400', () => {
   ])('%s', async (_name, edit) => {
     const res = await list(`?limit=2&cursor=${encodeURIComponent(edit(cursor))}`);
     expectProblem(res, 400, 'malformed-request', { fields: ['cursor'] });
+  });
+
+  it('a signature differing only in the spare bits of its last character is another text: refused', async () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(cursor.at(-1) ?? '');
+    const twin = cursor.slice(0, -1) + alphabet.charAt(last ^ 1);
+    expect(Buffer.from(String(twin.split('.')[1]), 'base64url')).toEqual(Buffer.from(String(cursor.split('.')[1]), 'base64url'));
+    expectProblem(await list(`?limit=2&cursor=${twin}`), 400, 'malformed-request', { fields: ['cursor'] });
+  });
+
+  it.each([
+    ['a text where the instant goes', ['yesterday', 1]],
+    ['an instant without milliseconds', ['2030-01-01T00:00:00Z', 1]],
+    ['an impossible date', ['2030-02-31T00:00:00.000Z', 1]],
+    ['an id beyond the integer column', ['2030-01-01T00:00:00.000Z', 2 ** 31]],
+    ['an id that is not whole', ['2030-01-01T00:00:00.000Z', 1.5]],
+    ['a key too short', ['2030-01-01T00:00:00.000Z']],
+  ])('a validly signed cursor holding %s is 400, never a database error', async (_name, key) => {
+    // Signed with the key this test process's app uses: what a leaked key or a past version could make.
+    const forged = processCursors.encode('orders:any:', { direction: 'after', page: 2, key: key as (string | number)[] });
+    expectProblem(await list(`?limit=2&cursor=${forged}`), 400, 'malformed-request', { fields: ['cursor'] });
   });
 
   it('a cursor of another filter, or of another list, is refused', async () => {

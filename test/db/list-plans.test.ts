@@ -88,16 +88,21 @@ describe.runIf(onPostgres)('order list plans at 30,000 orders (PostgreSQL)', () 
     }
   }
 
-  const shapes: [string, 'admin' | 'customer', string | undefined][] = [
-    ['everyone’s orders', 'admin', undefined],
-    ['everyone’s, one status', 'admin', 'paid'],
-    ['everyone’s, active', 'admin', 'active'],
-    ['a customer’s orders', 'customer', undefined],
-    ['a customer’s, one status', 'customer', 'paid'],
-    ['a customer’s, active', 'customer', 'active'],
+  /**
+   * Each shape and the indexes made for it (drizzle/0003_list_indexes.sql). One active status
+   * (`paid`, a third of the orders) may also be read from the active partial index, filtered:
+   * the planner's choice for a custom plan, which knows the status is one of them.
+   */
+  const shapes: [string, 'admin' | 'customer', string | undefined, string[]][] = [
+    ['everyone’s orders', 'admin', undefined, ['orders_created_idx']],
+    ['everyone’s, one status', 'admin', 'paid', ['orders_status_created_idx', 'orders_active_created_idx']],
+    ['everyone’s, active', 'admin', 'active', ['orders_active_created_idx']],
+    ['a customer’s orders', 'customer', undefined, ['orders_customer_created_idx']],
+    ['a customer’s, one status', 'customer', 'paid', ['orders_customer_status_created_idx', 'orders_customer_active_created_idx']],
+    ['a customer’s, active', 'customer', 'active', ['orders_customer_active_created_idx']],
   ];
 
-  it.each(shapes)('%s: every page kind reads an index range in order (custom and generic plans)', async (_name, role, status) => {
+  it.each(shapes)('%s: every page kind reads its index in order (custom and generic plans)', async (_name, role, status, indexes) => {
     const filter = status === undefined ? {} : { status };
     const first = await statementsOf(role, filter);
     const deep = await statementsOf(role, { ...filter, page: 5 });
@@ -105,7 +110,7 @@ describe.runIf(onPostgres)('order list plans at 30,000 orders (PostgreSQL)', () 
     const before = await statementsOf(role, { ...filter, cursor: String(after.page.prev_cursor) });
     expect(before.page.data.map((o) => o.id)).toEqual(deep.page.data.map((o) => o.id));
 
-    // Page 1 and pages by cursor: an index range read in the list's order, stopping after the page.
+    // Page 1 and pages by cursor: the shape's own index read in the list's order, stopping after the page.
     for (const { ran } of [first, after, before]) {
       const statement = ran.find((s) => /from "orders"/.test(s.query));
       expect(statement, 'the list statement ran').toBeDefined();
@@ -114,7 +119,7 @@ describe.runIf(onPostgres)('order list plans at 30,000 orders (PostgreSQL)', () 
         const described = plan.map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`).join(' > ');
         expect(plan.filter((n) => n['Node Type'] === 'Seq Scan'), `${mode}: ${described}`).toEqual([]);
         expect(plan.filter((n) => n['Node Type'] === 'Sort' || n['Node Type'] === 'Incremental Sort'), `${mode}: ${described}`).toEqual([]);
-        expect(plan.some((n) => /^Index (Only )?Scan/.test(n['Node Type']) && n['Relation Name'] === 'orders' && n['Index Name']?.startsWith('orders_')), `${mode}: ${described}`).toBe(true);
+        expect(plan.some((n) => /^Index (Only )?Scan/.test(n['Node Type']) && indexes.includes(String(n['Index Name']))), `${mode}: ${described}`).toBe(true);
       }
     }
     // A page by number reads and skips every row before it (that is what cursors are for): the

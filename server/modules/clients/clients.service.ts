@@ -81,13 +81,13 @@ export async function getClient({ db, clientId }: { db: Db; clientId: string }):
 
 /** Newest first; the id breaks ties, so pages never overlap. */
 const clientOrder: SortTerm<{ createdAt: Date; id: string }>[] = [
-  { column: oauthClients.createdAt, descending: true, read: (row) => row.createdAt.toISOString() },
-  { column: oauthClients.id, descending: true, read: (row) => row.id },
+  { column: oauthClients.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
+  { column: oauthClients.id, kind: 'text', descending: true, read: (row) => row.id },
 ];
 
 export async function listClients({ db, query, cursors }: { db: Db; query: ClientListQuery; cursors: CursorCodec }): Promise<Page<Client>> {
   const binding = 'clients';
-  const request = readPageRequest(cursors, binding, clientOrder.length, query);
+  const request = readPageRequest(cursors, binding, clientOrder, query);
   const { limit, offset } = limitOffset(request);
   const rows = await db
     .select(clientColumns)

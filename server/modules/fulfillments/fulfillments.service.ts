@@ -123,14 +123,14 @@ export async function getFulfillment({ db, caller, params }: Access & { params: 
 
 /** Newest first, like the other lists. */
 const fulfillmentOrder: SortTerm<{ createdAt: Date; id: number }>[] = [
-  { column: fulfillments.createdAt, descending: true, read: (row) => row.createdAt.toISOString() },
-  { column: fulfillments.id, descending: true, read: (row) => row.id },
+  { column: fulfillments.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
+  { column: fulfillments.id, kind: 'integer', descending: true, read: (row) => row.id },
 ];
 
 export async function listFulfillments({ db, caller, query, cursors }: Access & { query: FulfillmentListQuery; cursors: CursorCodec }): Promise<Page<Fulfillment>> {
   await assertOrderVisible(db, caller, query.id);
   const binding = JSON.stringify(['fulfillments', query.id]);
-  const request = readPageRequest(cursors, binding, fulfillmentOrder.length, query);
+  const request = readPageRequest(cursors, binding, fulfillmentOrder, query);
   const { limit, offset } = limitOffset(request);
   const rows = await db
     .select(fulfillmentColumns)

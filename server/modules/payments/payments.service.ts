@@ -118,13 +118,13 @@ export async function getPayment({ db, caller, id }: Access & { id: number }): P
 
 /** Newest first, like the other lists; `order_id` narrows to one order's payments. */
 const paymentOrder: SortTerm<{ createdAt: Date; id: number }>[] = [
-  { column: payments.createdAt, descending: true, read: (row) => row.createdAt.toISOString() },
-  { column: payments.id, descending: true, read: (row) => row.id },
+  { column: payments.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
+  { column: payments.id, kind: 'integer', descending: true, read: (row) => row.id },
 ];
 
 export async function listPayments({ db, caller, query, cursors }: Access & { query: PaymentListQuery; cursors: CursorCodec }): Promise<Page<Payment>> {
   const binding = JSON.stringify(['payments', query.order_id ?? null]);
-  const request = readPageRequest(cursors, binding, paymentOrder.length, query);
+  const request = readPageRequest(cursors, binding, paymentOrder, query);
   const { limit, offset } = limitOffset(request);
   const rows = await db
     .select(paymentColumns)

@@ -79,10 +79,10 @@ export async function getProduct({ db, id }: { db: Db; id: number }): Promise<Pr
 
 /** Each sort field: its column and its value in a cursor. */
 const sortFields: Record<string, Omit<SortTerm<ProductRecord>, 'descending'>> = {
-  name: { column: products.name, read: (row) => row.name },
-  price: { column: products.price, read: (row) => row.price },
-  created_at: { column: products.createdAt, read: (row) => row.createdAt.toISOString() },
-  id: { column: products.id, read: (row) => row.id },
+  name: { column: products.name, kind: 'text', read: (row) => row.name },
+  price: { column: products.price, kind: 'integer', read: (row) => row.price },
+  created_at: { column: products.createdAt, kind: 'instant', read: (row) => row.createdAt.toISOString() },
+  id: { column: products.id, kind: 'integer', read: (row) => row.id },
 };
 
 /**
@@ -154,7 +154,7 @@ export async function listProducts({ db, query, cursors }: { db: Db; query: Prod
   const sort = distinctSort(query.sort) ?? '';
   const terms = sortTerms(sort);
   const binding = JSON.stringify(['products', query.category ?? null, sort]);
-  const request = readPageRequest(cursors, binding, terms.length, query);
+  const request = readPageRequest(cursors, binding, terms, query);
   const rows = await productList(`${query.category === undefined ? 'all' : 'category'}:${sort}:${request.direction}`, db, {
     category: query.category,
     ...limitOffset(request),

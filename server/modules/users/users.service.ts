@@ -83,11 +83,11 @@ export async function getUser({ db, caller, id }: { db: Db; caller: Caller; id: 
 }
 
 /** Oldest first: by id. */
-const userOrder: SortTerm<{ id: number }>[] = [{ column: users.id, descending: false, read: (row) => row.id }];
+const userOrder: SortTerm<{ id: number }>[] = [{ column: users.id, kind: 'integer', descending: false, read: (row) => row.id }];
 
 export async function listUsers({ db, query, cursors }: { db: Db; query: UserListQuery; cursors: CursorCodec }): Promise<Page<User>> {
   const binding = 'users';
-  const request = readPageRequest(cursors, binding, userOrder.length, query);
+  const request = readPageRequest(cursors, binding, userOrder, query);
   const { limit, offset } = limitOffset(request);
   const rows = await db
     .select(userColumns)
