@@ -1131,7 +1131,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
                 limit?: number;
-                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400. */
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: no row repeated or skipped when rows are added between requests, and as fast deep down as on page 1 where an index holds the order. Any other value is 400 (longer than 1024 characters, 422). */
                 cursor?: string;
             };
             header?: {
@@ -2131,7 +2131,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
                 limit?: number;
-                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400. */
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: no row repeated or skipped when rows are added between requests, and as fast deep down as on page 1 where an index holds the order. Any other value is 400 (longer than 1024 characters, 422). */
                 cursor?: string;
             };
             header?: {
@@ -3121,7 +3121,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
                 limit?: number;
-                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400. */
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: no row repeated or skipped when rows are added between requests, and as fast deep down as on page 1 where an index holds the order. Any other value is 400 (longer than 1024 characters, 422). */
                 cursor?: string;
             };
             header?: {
@@ -4738,7 +4738,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
                 limit?: number;
-                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400. */
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: no row repeated or skipped when rows are added between requests, and as fast deep down as on page 1 where an index holds the order. Any other value is 400 (longer than 1024 characters, 422). */
                 cursor?: string;
             };
             header?: {
@@ -5507,7 +5507,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
                 limit?: number;
-                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400. */
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: no row repeated or skipped when rows are added between requests, and as fast deep down as on page 1 where an index holds the order. Any other value is 400 (longer than 1024 characters, 422). */
                 cursor?: string;
             };
             header?: {
@@ -6094,7 +6094,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
                 limit?: number;
-                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400. */
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: no row repeated or skipped when rows are added between requests, and as fast deep down as on page 1 where an index holds the order. Any other value is 400 (longer than 1024 characters, 422). */
                 cursor?: string;
             };
             header?: {

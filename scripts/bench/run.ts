@@ -663,20 +663,28 @@ interface ListShape {
   label: string;
   path: string;
   token: string;
+  /** The shape is one the baseline serves too (no filter, by page number): time it there as well. */
+  raw?: boolean;
 }
 
 /**
  * Seeds `orderCount` orders in SQL (scripts/bench/seed-orders.ts), then times each list shape by
  * single requests in sequence (latency, not throughput: one at a time, from this process, over
- * keep-alive sockets), after a warm-up: p50, p99 and the rows answered.
+ * keep-alive sockets), after a warm-up: p50, p99 and the rows answered. The shapes the baseline
+ * serves (no filter, by page number) are timed on it too, request for request in turn, so the
+ * table has a same-session reference for what HTTP, JSON and the SQL alone cost.
  */
 async function measureLists(orderCount: number): Promise<string> {
   const dataDir = mkdtempSync(join(tmpdir(), 'order-service-bench-'));
   cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
   const databaseUrl = await postgresUrl();
   const { service, base } = await startService(databaseUrl, dataDir);
+  const rawPort = await freePort();
+  const raw = start('raw', RAW_BUNDLE, { DATABASE_URL: databaseUrl, JWT_SECRET, PORT: String(rawPort) });
+  const rawBase = `http://127.0.0.1:${rawPort}`;
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
+    await waitHealthy(raw, rawBase);
     const products = await sql<{ id: number }[]>`
       insert into products (sku, name, category, price, currency, stock)
       select 'SCALE-' || n, 'Scale product ' || n, 'scale', 100 * n, 'USD', 1000000 from generate_series(1, 20) as n
@@ -703,42 +711,52 @@ async function measureLists(orderCount: number): Promise<string> {
     const deepAdmin = Math.min(5000, Math.floor(orderCount / 20)) - 1;
     const deepCustomer = Math.min(100, Math.floor(orderCount / customers / 20)) - 1;
     const shapes: ListShape[] = [
-      { label: 'admin: all', path: '/orders?limit=20', token: admin },
+      { label: 'admin: all', path: '/orders?limit=20', token: admin, raw: true },
       { label: 'admin: status=paid', path: '/orders?limit=20&status=paid', token: admin },
       { label: 'admin: status=active', path: '/orders?limit=20&status=active', token: admin },
-      { label: `admin: page=${deepAdmin + 1} (offset)`, path: `/orders?limit=20&page=${deepAdmin + 1}`, token: admin },
+      { label: `admin: page=${deepAdmin + 1} (offset)`, path: `/orders?limit=20&page=${deepAdmin + 1}`, token: admin, raw: true },
       { label: `admin: same depth by cursor`, path: `/orders?limit=20&cursor=${await at(deepAdmin * 20, false)}`, token: admin },
-      { label: 'customer: all', path: '/orders?limit=20', token: customer },
+      { label: 'customer: all', path: '/orders?limit=20', token: customer, raw: true },
       { label: 'customer: status=paid', path: '/orders?limit=20&status=paid', token: customer },
       { label: 'customer: status=active', path: '/orders?limit=20&status=active', token: customer },
-      { label: `customer: page=${deepCustomer + 1} (offset)`, path: `/orders?limit=20&page=${deepCustomer + 1}`, token: customer },
+      { label: `customer: page=${deepCustomer + 1} (offset)`, path: `/orders?limit=20&page=${deepCustomer + 1}`, token: customer, raw: true },
       { label: 'customer: same depth by cursor', path: `/orders?limit=20&cursor=${await at(deepCustomer * 20, true)}`, token: customer },
     ];
     const requests = Math.max(50, rounds * 100);
     const lines = [`Lists at ${size?.orders} orders (PostgreSQL): single requests in sequence, ${requests} per shape after 20 warm-up`, ''];
-    lines.push('| shape | p50 ms | p99 ms | rows |', '|---|---|---|---|');
+    lines.push('| shape | p50 ms | p99 ms | baseline p50 ms | rows |', '|---|---|---|---|---|');
+    /** One request's time in ms and the rows it answered. */
+    const timed = async (at: string, shape: ListShape) => {
+      const started = performance.now();
+      const response = await fetch(`${at}/api/v1${shape.path}`, { headers: { authorization: `Bearer ${shape.token}` } });
+      const body = (await response.json()) as { data?: unknown[] };
+      const elapsed = performance.now() - started;
+      if (!response.ok) throw new Error(`${shape.label} (${at}): ${response.status} ${JSON.stringify(body).slice(0, 300)}`);
+      return { elapsed, rows: body.data?.length ?? 0 };
+    };
+    const percentile = (times: number[], p: number) => ([...times].sort((a, b) => a - b)[Math.min(times.length - 1, Math.floor(p * times.length))] ?? 0).toFixed(2);
     for (const shape of shapes) {
       const times: number[] = [];
+      const rawTimes: number[] = [];
       let rows = 0;
       for (let i = 0; i < requests + 20; i++) {
-        const started = performance.now();
-        const response = await fetch(`${base}/api/v1${shape.path}`, { headers: { authorization: `Bearer ${shape.token}` } });
-        const body = (await response.json()) as { data?: unknown[] };
-        const elapsed = performance.now() - started;
-        if (!response.ok) throw new Error(`${shape.label}: ${response.status} ${JSON.stringify(body).slice(0, 300)}`);
-        rows = body.data?.length ?? 0;
-        if (i >= 20) times.push(elapsed);
+        const own = await timed(base, shape);
+        rows = own.rows;
+        const reference = shape.raw ? await timed(rawBase, shape) : undefined;
+        if (i < 20) continue;
+        times.push(own.elapsed);
+        if (reference) rawTimes.push(reference.elapsed);
       }
-      times.sort((a, b) => a - b);
-      const pct = (p: number) => (times[Math.min(times.length - 1, Math.floor(p * times.length))] ?? 0).toFixed(2);
-      lines.push(`| ${shape.label} | ${pct(0.5)} | ${pct(0.99)} | ${rows} |`);
-      console.log(`  ${shape.label}: p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms`);
+      const rawP50 = rawTimes.length ? percentile(rawTimes, 0.5) : '-';
+      lines.push(`| ${shape.label} | ${percentile(times, 0.5)} | ${percentile(times, 0.99)} | ${rawP50} | ${rows} |`);
+      console.log(`  ${shape.label}: p50 ${percentile(times, 0.5)} ms, p99 ${percentile(times, 0.99)} ms, baseline p50 ${rawP50} ms`);
     }
     lines.push('', `RSS after: service ${rssMb(service.proc.pid)?.toFixed(0) ?? '?'} MB`);
     return lines.join('\n');
   } finally {
     await sql.end({ timeout: 5 });
     await stop(service);
+    await stop(raw);
   }
 }
 

@@ -129,9 +129,10 @@ interface ListOutput {
  */
 function linkHeader(request: FastifyRequest, output: ListOutput): string | undefined {
   const [path = '', search = ''] = request.url.split('?');
+  const query = new URLSearchParams(search);
   const links: string[] = [];
   const at = (place: { cursor: string } | { page: number }) => {
-    const params = new URLSearchParams(search);
+    const params = new URLSearchParams(query);
     params.delete('page');
     params.delete('cursor');
     if ('cursor' in place) params.set('cursor', place.cursor);
@@ -141,7 +142,7 @@ function linkHeader(request: FastifyRequest, output: ListOutput): string | undef
   };
   if (output.next_cursor !== null) links.push(`${at({ cursor: output.next_cursor })}; rel="next"`);
   if (output.prev_cursor !== null) links.push(`${at({ cursor: output.prev_cursor })}; rel="prev"`);
-  else if (output.page > 1 && !new URLSearchParams(search).has('cursor')) links.push(`${at({ page: output.page - 1 })}; rel="prev"`);
+  else if (output.page > 1 && !query.has('cursor')) links.push(`${at({ page: output.page - 1 })}; rel="prev"`);
   return links.length > 0 ? links.join(', ') : undefined;
 }
 

@@ -75,7 +75,7 @@ export const PageQuery = {
     .optional()
     .meta({
       description:
-        'Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: as fast on the last page as on the first, and no row repeated or skipped when rows are added between requests. Any other value is 400.',
+        'Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: no row repeated or skipped when rows are added between requests, and as fast deep down as on page 1 where an index holds the order. Any other value is 400 (longer than 1024 characters, 422).',
     }),
 };
 

@@ -547,6 +547,10 @@ describe('GET /products pages: {data,page,limit,has_more,next_cursor,prev_cursor
     const res = await listCategory(category, '&page=9');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ data: [], page: 9, limit: 20, has_more: false, next_cursor: null, prev_cursor: null });
+    // No row to make a cursor from: the previous page by number (CONTRACT: prev when it exists).
+    const links = parseLinks(res.headers.link);
+    expect(links.next).toBeUndefined();
+    expect(new URL(String(links.prev), 'http://localhost').searchParams.get('page')).toBe('8');
   });
 
   it.each([

@@ -176,3 +176,16 @@ export async function signInWithPassword(base: string, clientId: string, user: {
   expect(response.status, await response.clone().text()).toBe(200);
   return (await response.json()) as { access_token: string; refresh_token: string; expires_in: number; token_type: string; scope?: string };
 }
+
+export const NEW_PASSWORD = 'a-brand-new-password';
+
+/** `user` changes their own password to NEW_PASSWORD over REST (which ends their grants); expects 200. */
+export async function changeOwnPassword(server: TestApp, user: { id: number; email: string; name: string; token: string }): Promise<void> {
+  const response = await server.request({
+    method: 'PUT',
+    url: `/api/v1/users/${user.id}`,
+    token: user.token,
+    payload: { email: user.email, name: user.name, password: NEW_PASSWORD, current_password: TEST_PASSWORD },
+  });
+  expect(response.statusCode, response.body).toBe(200);
+}

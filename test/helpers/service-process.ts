@@ -1,5 +1,6 @@
 /**
- * The service as its own process (`tsx server/main.ts`), for the checks an in-process app cannot
+ * The service as its own process (`node --import tsx server/main.ts`, or the bundle `npm start`
+ * runs), for the checks an in-process app cannot
  * make: several instances on one database, and a process killed with SIGKILL and restarted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

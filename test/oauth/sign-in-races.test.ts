@@ -16,7 +16,7 @@ import { oauthAuthorizationCodes, oauthClients, oauthRefreshTokens, signInFailur
 import { issueForSignIn } from '../../server/oauth/issue.ts';
 import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
 import { onPostgres } from '../helpers/db.ts';
-import { codeFlowStart, getForm, insertClient, postForm, postToken, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
+import { changeOwnPassword, codeFlowStart, getForm, insertClient, postForm, NEW_PASSWORD, postToken, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
 
 let server: OAuthTestServer;
 
@@ -51,15 +51,7 @@ async function race<T>(user: TestUser, client: TestClient, signIn: () => Promise
 const refreshTokensOf = (user: TestUser) =>
   server.db.select({ revokedAt: oauthRefreshTokens.revokedAt }).from(oauthRefreshTokens).where(eq(oauthRefreshTokens.userId, user.id));
 
-const changePassword = async (user: TestUser) => {
-  const response = await server.request({
-    method: 'PUT',
-    url: `/api/v1/users/${user.id}`,
-    token: user.token,
-    payload: { email: user.email, name: user.name, password: 'a-brand-new-password', current_password: TEST_PASSWORD },
-  });
-  expect(response.statusCode).toBe(200);
-};
+const changePassword = (user: TestUser) => changeOwnPassword(server, user);
 
 const deleteUser = async (user: TestUser) => {
   expect((await server.request({ method: 'DELETE', url: `/api/v1/users/${user.id}`, token: server.admin.token })).statusCode).toBe(204);
@@ -144,7 +136,7 @@ describe('issuing what a sign-in earned re-reads the user and the client', () =>
     const grace = await server.createUser('customer');
     const app = await insertClient(server.db);
     const checked = await hashOf(grace);
-    await server.db.update(users).set({ passwordHash: await hashPassword('a-brand-new-password') }).where(eq(users.id, grace.id));
+    await server.db.update(users).set({ passwordHash: await hashPassword(NEW_PASSWORD) }).where(eq(users.id, grace.id));
     expect(await issue({ user: { id: grace.id }, passwordHash: checked }, app.client.client_id)).toEqual({ ok: false, refused: 'user' });
     await server.db.delete(users).where(eq(users.id, grace.id));
     expect(await issue({ user: { id: grace.id }, passwordHash: checked }, app.client.client_id)).toEqual({ ok: false, refused: 'user' });

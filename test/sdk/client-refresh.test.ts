@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrderServiceClient, isProblem, refreshingToken, TokenRefreshError, type TokenResponse } from '../../client-sdk/src/index.ts';
-import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
-import { insertClient, postToken, signInWithPassword, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
+import type { TestUser } from '../helpers/app.ts';
+import { changeOwnPassword, insertClient, postToken, signInWithPassword, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
 
 let server: OAuthTestServer;
 let app: TestClient;
@@ -78,13 +78,7 @@ describe('refreshingToken as the typed client getToken', () => {
     const ada = await server.createUser('customer');
     const tokens = await signIn(ada);
     const getToken = refreshingToken({ url: server.base, clientId: app.client.client_id, tokens, renewBeforeSeconds: 10_000 });
-    const changed = await server.request({
-      method: 'PUT',
-      url: `/api/v1/users/${ada.id}`,
-      token: ada.token,
-      payload: { email: ada.email, name: ada.name, password: 'a-brand-new-password', current_password: TEST_PASSWORD },
-    });
-    expect(changed.statusCode).toBe(200);
+    await changeOwnPassword(server, ada);
     const failure = await getToken().catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(TokenRefreshError);
     expect(failure).toMatchObject({ status: 400, error: 'invalid_grant' });
