@@ -12,6 +12,8 @@ const shared = {
 
 export default defineConfig({
   test: {
+    // Vitest's summary, then one plain `tests: N passed, N failed, N skipped` line to end the log.
+    reporters: ['default', './test/helpers/closing-line-reporter.ts'],
     projects: [
       { test: { ...shared, name: 'pglite', env: { TEST_DB: 'pglite' } } },
       ...(postgresUrl
