@@ -115,8 +115,11 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
   const { ttlHours, waitTimeoutMs } = ctx.idempotency;
   const waitMs = Math.max(1, Math.trunc(waitTimeoutMs));
 
+  // Marked on the answer only once the transaction has committed: an answer that fails after
+  // the key was read (the commit itself) must not claim to be a replay.
+  let replayed = false;
   try {
-    return await ctx.db.transaction(async (tx) => {
+    const outcome = await ctx.db.transaction(async (tx) => {
       // Only the wait for the key gets the longer bounds; the operation keeps the usual ones.
       // The statement bound stays above the lock bound, so a long wait ends as 409, not 503.
       await tx.execute(sql.raw(`set local lock_timeout = ${waitMs}`));
@@ -145,8 +148,7 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
             `This ${IDEMPOTENCY_HEADER} was used with a different request; use a new key for a new operation.`,
           );
         }
-        ctx.response.replayed = true;
-        ctx.response.headers['idempotent-replayed'] = 'true';
+        replayed = true;
         return call.replay(JSON.parse(stored.responseBody) as unknown);
       }
 
@@ -161,6 +163,11 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
       });
       return result;
     });
+    if (replayed) {
+      ctx.response.replayed = true;
+      ctx.response.headers['idempotent-replayed'] = 'true';
+    }
+    return outcome;
   } catch (error) {
     if (error instanceof Failed) return (error as Failed<R>).result;
     throw error;
