@@ -26,8 +26,19 @@ export function issueForSignIn<T>(db: Db, signedIn: SignedIn, clientId: string, 
   return db.transaction(async (tx): Promise<Issued<T>> => {
     const user = await lockSignedInUser(tx, { id: signedIn.user.id, passwordHash: signedIn.passwordHash });
     if (!user) return { ok: false, refused: 'user' };
-    const [client] = await tx.select({ id: oauthClients.id }).from(oauthClients).where(eq(oauthClients.id, clientId)).for('key share');
-    if (!client) return { ok: false, refused: 'client' };
+    if (!(await lockClient(tx, clientId))) return { ok: false, refused: 'client' };
     return { ok: true, user, issued: await issue(tx, user) };
   });
+}
+
+/**
+ * The client's row `FOR KEY SHARE`, taken first by every transaction that issues to a client: a
+ * deletion (which locks the row `FOR UPDATE`, then removes the client's codes and tokens) then
+ * either waits for the grant and removes what it issued, or went first, and the grant finds no
+ * client (false). Taken after a code's or token's row lock instead, the two would wait on each
+ * other (a deadlock, which PostgreSQL ends by failing one of them).
+ */
+export async function lockClient(tx: Db, clientId: string): Promise<boolean> {
+  const [client] = await tx.select({ id: oauthClients.id }).from(oauthClients).where(eq(oauthClients.id, clientId)).for('key share');
+  return client !== undefined;
 }

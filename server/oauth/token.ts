@@ -13,7 +13,7 @@ import { authenticateClient, UNKNOWN_CLIENT, type OAuthClient } from './client-a
 import { lockCode, markCodeUsed } from './codes.ts';
 import type { OAuthContext } from './context.ts';
 import { invalidClient, invalidGrant, invalidRequest, noStore, OAuthError, unauthorizedClient } from './errors.ts';
-import { issueForSignIn } from './issue.ts';
+import { issueForSignIn, lockClient } from './issue.ts';
 import { CODE_VERIFIER, verifierMatches } from './pkce.ts';
 import { requireParams, required, TOKEN_PARAMETERS, type Params } from './params.ts';
 import { issueRefreshToken, lockRefreshToken, markUsed, newFamilyId, revokeFamily } from './refresh-tokens.ts';
@@ -55,12 +55,13 @@ async function userClaims(tx: Db, id: number): Promise<{ id: number; role: Role;
 }
 
 /** RFC 6749 section 4.1.3 with RFC 7636 section 4.5: the code, its redirect URI and PKCE verifier. */
-const authorizationCode: Grant = async (ctx, client, params) => {
+const authorizationCode: Grant = async (ctx, client, params, request) => {
   const code = required(params, 'code');
   const redirectUri = required(params, 'redirect_uri');
   const verifier = required(params, 'code_verifier');
   if (!CODE_VERIFIER.test(verifier)) throw invalidRequest('The code_verifier must be 43-128 characters of A-Z, a-z, 0-9, -, ., _ and ~ (RFC 7636).');
   const outcome = await ctx.db.transaction(async (tx): Promise<Outcome> => {
+    if (!(await lockClient(tx, client.id))) throw invalidClient(UNKNOWN_CLIENT, request.headers.authorization !== undefined);
     const row = await lockCode(tx, code);
     if (!row || row.clientId !== client.id) return { refused: 'The authorization code is invalid or was issued to another client.' };
     if (row.used) {
@@ -89,10 +90,11 @@ const authorizationCode: Grant = async (ctx, client, params) => {
  * presented again revokes the family. The scope may only narrow; the new refresh token keeps the
  * scope originally granted.
  */
-const refreshToken: Grant = async (ctx, client, params) => {
+const refreshToken: Grant = async (ctx, client, params, request) => {
   const token = required(params, 'refresh_token');
   const requested = parseScope(params.get('scope'));
   const outcome = await ctx.db.transaction(async (tx): Promise<Outcome> => {
+    if (!(await lockClient(tx, client.id))) throw invalidClient(UNKNOWN_CLIENT, request.headers.authorization !== undefined);
     const row = await lockRefreshToken(tx, token);
     if (!row || row.clientId !== client.id) return { refused: 'The refresh token is invalid or was issued to another client.' };
     if (row.revoked) return { refused: 'The refresh token has been revoked.' };

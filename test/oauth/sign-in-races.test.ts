@@ -1,5 +1,5 @@
 /**
- * A sign-in racing a password change, a user's deletion or its client's deletion (found in
+ * A sign-in (or a refresh / code grant) racing a password change, a user's deletion or its client's deletion (found in
  * review): what the sign-in earns (a refresh token, a code) is issued in a transaction that re-reads
  * the user (FOR SHARE, with the hash the password was checked against) and the client (FOR KEY
  * SHARE), so it is refused, or revoked by the change, and never a 500 from a foreign key.
@@ -97,6 +97,28 @@ describe.runIf(onPostgres)('racing sign-ins on PostgreSQL', () => {
     expect(response.status).toBeLessThan(500);
     expect(await response.json()).toMatchObject({ error: 'invalid_client' });
     expect(await refreshTokensOf(ken)).toEqual([]);
+  });
+
+  it('a refresh grant while its client is being deleted waits for the deletion: invalid_client, never a deadlock', async () => {
+    const lena = await server.createUser('customer');
+    const app = await insertClient(server.db);
+    const signedIn = await passwordGrant(app, lena);
+    expect(signedIn.status).toBe(200);
+    const { refresh_token } = (await signedIn.json()) as { refresh_token: string };
+    let pending: Promise<Response> | undefined;
+    // As DELETE /clients/{id} does: the client's row FOR UPDATE, then the delete that removes its
+    // tokens. The grant, started in between, must not hold a token's row the delete then waits for.
+    await server.db.transaction(async (tx) => {
+      await tx.execute(sql`select 1 from ${oauthClients} where ${oauthClients.id} = ${app.client.client_id} for update`);
+      pending = postToken(server.base, { grant_type: 'refresh_token', client_id: app.client.client_id, refresh_token });
+      await sleep(400);
+      await tx.delete(oauthClients).where(eq(oauthClients.id, app.client.client_id));
+    });
+    if (!pending) throw new Error('the grant was not started');
+    const response = await pending;
+    expect(response.status).toBeLessThan(500);
+    expect(await response.json()).toMatchObject({ error: 'invalid_client' });
+    expect(await refreshTokensOf(lena)).toEqual([]);
   });
 
   it('a user deleted during a form sign-in: the form again, not a 500; a deleted client: the refusal page', async () => {
