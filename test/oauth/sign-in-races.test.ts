@@ -1,6 +1,6 @@
 /**
- * A sign-in (or a refresh / code grant) racing a password change, a user's deletion or its client's deletion (found in
- * review): what the sign-in earns (a refresh token, a code) is issued in a transaction that re-reads
+ * A sign-in (or a refresh or code grant) racing a password change, a user's deletion or its
+ * client's deletion (found in review): what the sign-in earns (a refresh token, a code) is issued in a transaction that re-reads
  * the user (FOR SHARE, with the hash the password was checked against) and the client (FOR KEY
  * SHARE), so it is refused, or revoked by the change, and never a 500 from a foreign key.
  *
