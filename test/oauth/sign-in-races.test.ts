@@ -1,8 +1,9 @@
 /**
  * A sign-in (or a refresh or code grant) racing a password change, a user's deletion or its
- * client's deletion (found in review): what the sign-in earns (a refresh token, a code) is issued in a transaction that re-reads
- * the user (FOR SHARE, with the hash the password was checked against) and the client (FOR KEY
- * SHARE), so it is refused, or revoked by the change, and never a 500 from a foreign key.
+ * client's deletion (found in review): what the sign-in earns (a refresh token, a code) is issued
+ * in a transaction that re-reads the user (FOR SHARE, with the hash the password was checked
+ * against) and the client (FOR KEY SHARE, first), so it is refused, or revoked by the change, and
+ * never a 500 from a foreign key or a deadlock.
  *
  * The races are made real on PostgreSQL: the test holds the sign-in failure rows locked, so a
  * sign-in that has read the user's hash waits (at its backoff bookkeeping) while the change
