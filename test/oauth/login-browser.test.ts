@@ -85,7 +85,7 @@ describe.skipIf(!runs)('signing in with the form in chromium', () => {
   it('by keyboard alone: Tab between the fields, Enter to submit; a wrong password is announced in an alert', async () => {
     const { page, problems } = await openForm();
     // autofocus lands once the page has rendered: keys typed before it would go nowhere.
-    await expect.poll(() => page.evaluate('document.activeElement?.id')).toBe('email');
+    await expect.poll(() => page.evaluate('document.activeElement?.id'), { timeout: 5000 }).toBe('email');
     await page.keyboard.type(ada.email);
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement?.id')).toBe('password');
