@@ -121,6 +121,8 @@ export const payments = pgTable(
   },
   (t) => [
     index('payments_order_idx').on(t.orderId),
+    // GET /payments, newest first (created_at, id descending): read backwards, page by page.
+    index('payments_created_idx').on(t.createdAt, t.id),
     // Money is exactly-once: the database itself refuses a second captured payment of an order.
     uniqueIndex('payments_one_captured_per_order').on(t.orderId).where(sql`${t.status} = 'captured'`),
   ],

@@ -6,6 +6,7 @@
  * for each shape (everyone's or a customer's; any status, one status, `active`; page 1, a page by
  * number, after and before a cursor) are captured as they execute, then prepared and explained
  * both as a custom plan and as the generic plan a prepared statement settles on after five runs.
+ * The payments list (everyone's, newest first) likewise, on a payment for each paid order.
  */
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -14,6 +15,7 @@ import { seedOrders } from '../../scripts/bench/seed-orders.ts';
 import type { Db } from '../../server/db/client.ts';
 import * as schema from '../../server/db/schema.ts';
 import { listOrders } from '../../server/modules/orders/orders.service.ts';
+import { listPayments } from '../../server/modules/payments/payments.service.ts';
 import { CursorCodec } from '../../server/modules/paging.ts';
 import type { OrderListQuery } from '../../server/modules/orders/orders.schemas.ts';
 import { testCallerIdentity } from '../../server/testing.ts';
@@ -33,7 +35,7 @@ interface PlanNode {
 
 const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 
-describe.runIf(onPostgres)('order list plans at 30,000 orders (PostgreSQL)', () => {
+describe.runIf(onPostgres)('list plans at 30,000 orders (PostgreSQL)', () => {
   let drop: () => Promise<void>;
   let sql: postgres.Sql;
   let db: Db;
@@ -51,6 +53,12 @@ describe.runIf(onPostgres)('order list plans at 30,000 orders (PostgreSQL)', () 
       returning id`;
     const seeded = await seedOrders(sql, { orders: 30_000, customers: 30, productIds: products.map((p) => p.id), tag: 'plans' });
     customerId = seeded.customerIds[0] as number;
+    // A payment for each order paid or later, a minute after the order.
+    await sql`
+      insert into payments (order_id, amount, currency, method, created_at)
+      select id, 1000, currency, 'card', created_at + interval '1 minute'
+      from orders where status in ('paid', 'shipped', 'delivered')`;
+    await sql`analyze payments`;
     db = drizzle(sql, { schema, logger: { logQuery: (query, params) => captured.push({ query, params }) } }) as unknown as Db;
   }, 120_000);
 
@@ -134,5 +142,28 @@ describe.runIf(onPostgres)('order list plans at 30,000 orders (PostgreSQL)', () 
     expect(lines).toBeDefined();
     const plan = nodes(await explain(lines as Captured, 'force_generic_plan'));
     expect(plan.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
+  });
+
+  it('payments, newest first: page 1 and pages by cursor read payments_created_idx backwards (custom and generic plans)', async () => {
+    const admin = testCallerIdentity({ role: 'admin', userId: 1 });
+    const run = async (query: { cursor?: string }) => {
+      const from = captured.length;
+      const page = await listPayments({ db, caller: admin, query: { limit: 20, ...query }, cursors });
+      expect(page.data.length).toBe(20);
+      return { page, statement: captured.slice(from).find((s) => /from "payments"/.test(s.query)) as Captured };
+    };
+    const first = await run({});
+    const after = await run({ cursor: String(first.page.next_cursor) });
+    const before = await run({ cursor: String(after.page.prev_cursor) });
+    expect(before.page.data.map((p) => p.id)).toEqual(first.page.data.map((p) => p.id));
+    for (const { statement } of [first, after, before]) {
+      for (const mode of ['force_custom_plan', 'force_generic_plan'] as const) {
+        const plan = nodes(await explain(statement, mode));
+        const described = plan.map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`).join(' > ');
+        expect(plan.filter((n) => n['Node Type'] === 'Seq Scan'), `${mode}: ${described}`).toEqual([]);
+        expect(plan.filter((n) => n['Node Type'] === 'Sort' || n['Node Type'] === 'Incremental Sort'), `${mode}: ${described}`).toEqual([]);
+        expect(plan.some((n) => /^Index (Only )?Scan/.test(n['Node Type']) && n['Index Name'] === 'payments_created_idx'), `${mode}: ${described}`).toBe(true);
+      }
+    }
   });
 });
