@@ -102,6 +102,7 @@ function acceptsJson(accept: string | undefined): boolean {
 /** Builds the whole service; never listens (tests use `inject`). Closing it closes the database. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { database, tokens } = options;
+  await tokens.ready();
   // Registered below, once the app exists; the router refuses nothing before the app is ready.
   let limiter: RateLimiter | undefined = undefined;
   const app = Fastify({

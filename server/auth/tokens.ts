@@ -87,6 +87,14 @@ export class TokenService {
       throw new Error(`The access token lifetime must be at most ${MAX_ACCESS_TOKEN_TTL_SECONDS} seconds.`);
     }
     this.cryptoKey = webcrypto.subtle.importKey('raw', this.key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    // Handled here so a failed import is no unhandled rejection; `ready()` (awaited by buildApp)
+    // and every sign and verify still see it.
+    this.cryptoKey.catch(() => undefined);
+  }
+
+  /** Resolves once the signing key is usable; rejects, at start, if it cannot be. */
+  async ready(): Promise<void> {
+    await this.cryptoKey;
   }
 
   async mint(subject: { sub: string; role: Role; name?: string; scope?: string }, ttlSeconds?: number): Promise<string> {
