@@ -6,7 +6,8 @@
  * for each shape (everyone's or a customer's; any status, one status, `active`; page 1, a page by
  * number, after and before a cursor) are captured as they execute, then prepared and explained
  * both as a custom plan and as the generic plan a prepared statement settles on after five runs.
- * The payments list (everyone's, newest first) likewise, on a payment for each paid order.
+ * The payments list (everyone's, newest first) likewise, on a payment for each paid order; the
+ * products (id order, all and one category) and users lists on 30,000 rows of each.
  */
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -16,6 +17,8 @@ import type { Db } from '../../server/db/client.ts';
 import * as schema from '../../server/db/schema.ts';
 import { listOrders } from '../../server/modules/orders/orders.service.ts';
 import { listPayments } from '../../server/modules/payments/payments.service.ts';
+import { listProducts } from '../../server/modules/products/products.service.ts';
+import { listUsers } from '../../server/modules/users/users.service.ts';
 import { CursorCodec } from '../../server/modules/paging.ts';
 import type { OrderListQuery } from '../../server/modules/orders/orders.schemas.ts';
 import { testCallerIdentity } from '../../server/testing.ts';
@@ -59,6 +62,15 @@ describe.runIf(onPostgres)('list plans at 30,000 orders (PostgreSQL)', () => {
       select id, 1000, currency, 'card', created_at + interval '1 minute'
       from orders where status in ('paid', 'shipped', 'delivered')`;
     await sql`analyze payments`;
+    // A catalogue of 30,000 products in 30 categories, and 30,000 more users.
+    await sql`
+      insert into products (sku, name, category, price, currency, stock)
+      select 'CAT-' || n, 'Catalogue ' || n, 'cat-' || (n % 30), 100 + n % 977, 'USD', 10 from generate_series(1, 30000) as n`;
+    await sql`
+      insert into users (email, name, role, password_hash)
+      select 'plan-user-' || n || '@example.com', 'Plan user ' || n, 'customer', 'not-a-password-hash' from generate_series(1, 30000) as n`;
+    await sql`analyze products`;
+    await sql`analyze users`;
     db = drizzle(sql, { schema, logger: { logQuery: (query, params) => captured.push({ query, params }) } }) as unknown as Db;
   }, 120_000);
 
@@ -165,5 +177,48 @@ describe.runIf(onPostgres)('list plans at 30,000 orders (PostgreSQL)', () => {
         expect(plan.some((n) => /^Index (Only )?Scan/.test(n['Node Type']) && n['Index Name'] === 'payments_created_idx'), `${mode}: ${described}`).toBe(true);
       }
     }
+  });
+
+  /** Page 1 and both cursor directions of a list, each statement explained in both plan modes. */
+  async function expectIndexedPages(
+    table: string,
+    run: (cursor?: string) => Promise<{ next_cursor: string | null; prev_cursor: string | null; data: { id: number }[] }>,
+    expected: { indexes: string[]; sorted: boolean },
+  ) {
+    const pages: { ids: number[]; statement: Captured }[] = [];
+    const load = async (cursor?: string) => {
+      const from = captured.length;
+      const page = await run(cursor);
+      expect(page.data.length).toBe(20);
+      pages.push({ ids: page.data.map((row) => row.id), statement: captured.slice(from).find((st) => st.query.includes(`from "${table}"`)) as Captured });
+      return page;
+    };
+    const first = await load();
+    const second = await load(String(first.next_cursor));
+    await load(String(second.prev_cursor));
+    expect(pages[2]?.ids).toEqual(pages[0]?.ids);
+    for (const { statement } of pages) {
+      for (const mode of ['force_custom_plan', 'force_generic_plan'] as const) {
+        const plan = nodes(await explain(statement, mode));
+        const described = plan.map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`).join(' > ');
+        expect(plan.filter((n) => n['Node Type'] === 'Seq Scan'), `${mode}: ${described}`).toEqual([]);
+        expect(plan.some((n) => /^(Index|Index Only|Bitmap Index) Scan/.test(n['Node Type']) && expected.indexes.includes(String(n['Index Name']))), `${mode}: ${described}`).toBe(true);
+        if (!expected.sorted) expect(plan.filter((n) => /Sort/.test(n['Node Type'])), `${mode}: ${described}`).toEqual([]);
+      }
+    }
+  }
+
+  it('products in id order read the primary key in order; one category reads an index, never the table (custom and generic plans)', async () => {
+    await expectIndexedPages('products', (cursor) => listProducts({ db, query: { limit: 20, ...(cursor ? { cursor } : {}) }, cursors }), { indexes: ['products_pkey'], sorted: false });
+    // A category (1,000 of 30,000): its index then a sort of its matches, or the primary key in
+    // order filtered by the category, as the planner weighs them.
+    await expectIndexedPages('products', (cursor) => listProducts({ db, query: { limit: 20, category: 'cat-7', ...(cursor ? { cursor } : {}) }, cursors }), {
+      indexes: ['products_category_idx', 'products_pkey'],
+      sorted: true,
+    });
+  });
+
+  it('users in id order read the primary key in order (custom and generic plans)', async () => {
+    await expectIndexedPages('users', (cursor) => listUsers({ db, query: { limit: 20, ...(cursor ? { cursor } : {}) }, cursors }), { indexes: ['users_pkey'], sorted: false });
   });
 });
