@@ -8,8 +8,9 @@
  *
  * Exactly once, on any number of instances: the key's row is inserted in the same transaction as
  * the operation's writes (the procedure runs with `ctx.db` = that transaction; a service's own
- * `db.transaction` becomes a savepoint in it). A second request with the key blocks on the row's
- * lock until the first commits (then replays its stored output) or rolls back (then runs itself).
+ * `db.transaction` becomes a savepoint in it). A second request with the key waits on the row's
+ * lock until the first commits (then replays its stored output) or rolls back (then runs itself),
+ * in slices: between them it holds no transaction slot and no connection.
  */
 import { createHmac } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
@@ -113,65 +114,94 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
   // No input at all (a /trpc call without a body) is `null`: JSON.stringify(undefined) is no text.
   const fingerprint = fingerprintOf(ctx.idempotency, await call.getRawInput());
   const { ttlHours, waitTimeoutMs } = ctx.idempotency;
-  const waitMs = Math.max(1, Math.trunc(waitTimeoutMs));
+  const deadline = performance.now() + Math.max(1, Math.trunc(waitTimeoutMs));
 
-  // Marked on the answer only once the transaction has committed: an answer that fails after
-  // the key was read (the commit itself) must not claim to be a replay.
-  let replayed = false;
-  try {
-    const outcome = await ctx.db.transaction(async (tx) => {
-      // Only the wait for the key gets the longer bounds; the operation keeps the usual ones.
-      // The statement bound stays above the lock bound, so a long wait ends as 409, not 503.
-      await tx.execute(sql.raw(`set local lock_timeout = ${waitMs}`));
-      await tx.execute(sql.raw(`set local statement_timeout = ${waitMs + 5_000}`));
-      let stored: StoredKey | undefined;
-      try {
-        stored = await claimKey(tx, { scope, key, operation, fingerprint, ttlHours });
-      } catch (error) {
-        // 55P03: the lock wait ran out. 57014: one statement waited on several holders in turn
-        // (lock_timeout restarts per wait) until the statement bound: the key is still busy too.
-        if (sqlState(error) === '55P03' || sqlState(error) === '57014') {
-          throw new DomainError('idempotency-key-in-use', 'A request with this idempotency key is still being processed. Retry shortly.', {
-            headers: { 'retry-after': '1' },
-            cause: error,
-          });
+  /**
+   * One try, waiting at most `waitMs` for the key's row. Busy: 409 idempotency-key-in-use, after
+   * a rollback that leaves nothing behind.
+   */
+  const attempt = async (waitMs: number): Promise<R> => {
+    // Marked on the answer only once the transaction has committed: an answer that fails after
+    // the key was read (the commit itself) must not claim to be a replay.
+    let replayed = false;
+    try {
+      const outcome = await ctx.db.transaction(async (tx) => {
+        // Only the wait for the key gets the longer bounds; the operation keeps the usual ones.
+        // The statement bound stays above the lock bound, so a long wait ends as 409, not 503.
+        await tx.execute(sql.raw(`set local lock_timeout = ${waitMs}`));
+        await tx.execute(sql.raw(`set local statement_timeout = ${waitMs + 5_000}`));
+        let stored: StoredKey | undefined;
+        try {
+          stored = await claimKey(tx, { scope, key, operation, fingerprint, ttlHours });
+        } catch (error) {
+          // 55P03: the lock wait ran out. 57014: one statement waited on several holders in turn
+          // (lock_timeout restarts per wait) until the statement bound: the key is still busy too.
+          if (sqlState(error) === '55P03' || sqlState(error) === '57014') throw keyInUse(error);
+          throw error;
         }
-        throw error;
-      }
-      await tx.execute(sql`set local lock_timeout to default`);
-      await tx.execute(sql`set local statement_timeout to default`);
+        await tx.execute(sql`set local lock_timeout to default`);
+        await tx.execute(sql`set local statement_timeout to default`);
 
-      if (stored) {
-        if (stored.operation !== operation || stored.fingerprint !== fingerprint) {
-          throw new DomainError(
-            'idempotency-key-mismatch',
-            `This ${IDEMPOTENCY_HEADER} was used with a different request; use a new key for a new operation.`,
-          );
+        if (stored) {
+          if (stored.operation !== operation || stored.fingerprint !== fingerprint) {
+            throw new DomainError(
+              'idempotency-key-mismatch',
+              `This ${IDEMPOTENCY_HEADER} was used with a different request; use a new key for a new operation.`,
+            );
+          }
+          replayed = true;
+          return call.replay(JSON.parse(stored.responseBody) as unknown);
         }
-        replayed = true;
-        return call.replay(JSON.parse(stored.responseBody) as unknown);
-      }
 
-      const result = await call.run(tx);
-      // A failed attempt is not stored: rolling back frees the key for a corrected retry.
-      if (!result.ok) throw new Failed(result);
-      await completeKey(tx, {
-        scope,
-        key,
-        responseStatus: call.meta?.rest?.status ?? 200,
-        responseBody: JSON.stringify(storedOutput(call.outputOf(result), call.meta)),
+        const result = await call.run(tx);
+        // A failed attempt is not stored: rolling back frees the key for a corrected retry.
+        if (!result.ok) throw new Failed(result);
+        await completeKey(tx, {
+          scope,
+          key,
+          responseStatus: call.meta?.rest?.status ?? 200,
+          responseBody: JSON.stringify(storedOutput(call.outputOf(result), call.meta)),
+        });
+        return result;
       });
-      return result;
-    });
-    if (replayed) {
-      ctx.response.replayed = true;
-      ctx.response.headers['idempotent-replayed'] = 'true';
+      if (replayed) {
+        ctx.response.replayed = true;
+        ctx.response.headers['idempotent-replayed'] = 'true';
+      }
+      return outcome;
+    } catch (error) {
+      if (error instanceof Failed) return (error as Failed<R>).result;
+      throw error;
     }
-    return outcome;
-  } catch (error) {
-    if (error instanceof Failed) return (error as Failed<R>).result;
-    throw error;
+  };
+
+  // A request that finds its key held waits for the first in slices, giving its transaction slot
+  // (and connection) back between them: retries of one slow request cannot keep every other
+  // write out for the length of the wait (10 s), only for a slice at a time.
+  for (;;) {
+    const left = deadline - performance.now();
+    try {
+      return await attempt(Math.max(1, Math.min(WAIT_SLICE_MS, Math.ceil(left))));
+    } catch (error) {
+      if (!(error instanceof DomainError && error.slug === 'idempotency-key-in-use')) throw error;
+      if (deadline - performance.now() <= 0) throw error;
+    }
+    await sleep(Math.min(WAIT_PAUSE_MS, Math.max(0, deadline - performance.now())));
   }
+}
+
+/** A key's wait, sliced: each try waits at most this long for the row, holding a connection... */
+const WAIT_SLICE_MS = 250;
+/** ...then gives it back for this long before the next try. */
+const WAIT_PAUSE_MS = 50;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function keyInUse(cause: unknown): DomainError {
+  return new DomainError('idempotency-key-in-use', 'A request with this idempotency key is still being processed. Retry shortly.', {
+    headers: { 'retry-after': '1' },
+    cause,
+  });
 }
 
 /** Stores the operation's answer with its key, in the operation's transaction. */

@@ -12,6 +12,7 @@ import { buildApp } from '../../server/app.ts';
 import type { Caller } from '../../server/auth/tokens.ts';
 import type { Db } from '../../server/db/client.ts';
 import { loadConfig } from '../../server/config.ts';
+import { openDatabase } from '../../server/db/client.ts';
 import { idempotencyKeys } from '../../server/db/schema.ts';
 import { restRoutes } from '../../server/http/rest-routes.ts';
 import { API_PREFIX } from '../../server/lib/api-paths.ts';
@@ -21,7 +22,7 @@ import { createContextInner, defaultIdempotencySettings } from '../../server/trp
 import { fingerprintOf, isCreatingOperation, purgeExpiredKeys } from '../../server/trpc/idempotency.ts';
 import { createCallerFactory } from '../../server/trpc/trpc.ts';
 import { createTestApp, createUserRow, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
-import { createTestDatabase, onPostgres } from '../helpers/db.ts';
+import { copyTemplateDatabase, createTestDatabase, onPostgres } from '../helpers/db.ts';
 import { publicClientInput } from '../helpers/clients.ts';
 import { advanceOrder, createOrderScene, draftOrder, orderAction, type OrderScene } from '../helpers/orders.ts';
 import { expectProblem } from '../helpers/problems.ts';
@@ -490,13 +491,13 @@ describe.skipIf(!onPostgres)('a request arriving while the first with its key ru
     return { decided, release };
   };
 
-  const heldKey = async (adminUser: TestUser, body: Record<string, unknown>, key: string, release: Promise<'commit' | 'rollback'>) => {
+  const heldKey = async (adminUser: TestUser, body: Record<string, unknown>, key: string, release: Promise<'commit' | 'rollback'>, db: Db = waiting.db) => {
     const fingerprint = fingerprintOf(defaultIdempotencySettings, body);
     let inserted: () => void = () => {};
     const holding = new Promise<void>((resolve) => {
       inserted = resolve;
     });
-    const done = waiting.db
+    const done = db
       .transaction(async (tx) => {
         await tx.insert(idempotencyKeys).values({
           scope: `user:${adminUser.id}`,
@@ -546,6 +547,41 @@ describe.skipIf(!onPostgres)('a request arriving while the first with its key ru
     await held;
     expect(res.statusCode, res.body).toBe(201);
     expect(res.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('a waiting request gives its transaction slot back between tries: other writes still get through', async () => {
+    // A pool of 3 connections: 2 transaction slots (server/db/client.ts), one for the held key,
+    // one that the retry below waits in.
+    const copy = await copyTemplateDatabase();
+    const database = await openDatabase({ url: copy.url, dataDir: '', poolSize: 3 });
+    const tokens = new TokenService(TEST_JWT);
+    const small = await buildApp({ database, tokens, rateLimit: { max: 1_000_000, timeWindow: '1 minute' }, idempotency: { waitTimeoutMs: 3000 } });
+    try {
+      await small.ready();
+      const user = await createUserRow(database.db, tokens, 'admin');
+      const create = (body: Record<string, unknown>, key: string) =>
+        small.inject({ method: 'POST', url: api('/products'), payload: body, headers: { authorization: `Bearer ${user.token}`, 'idempotency-key': key } });
+      const body = productInput();
+      const key = newKey();
+      const { decided, release } = decision();
+      const { done: held } = await heldKey(user, body, key, decided, database.db);
+      const retry = create(body, key);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const started = performance.now();
+      const other = await create(productInput(), newKey());
+      const waited = performance.now() - started;
+      expect(other.statusCode, other.body).toBe(201);
+      // Holding its slot for the whole wait, the retry would keep this write out for 3 s.
+      expect(waited).toBeLessThan(1500);
+      release('commit');
+      await held;
+      const res = await retry;
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.headers['idempotent-replayed']).toBe('true');
+    } finally {
+      await small.close();
+      await copy.drop();
+    }
   });
 
   it('a wait longer than the bound is 409 idempotency-key-in-use with Retry-After: 1', async () => {
