@@ -17,7 +17,20 @@ import { oauthAuthorizationCodes, oauthClients, oauthRefreshTokens, signInFailur
 import { issueForSignIn } from '../../server/oauth/issue.ts';
 import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
 import { onPostgres } from '../helpers/db.ts';
-import { changeOwnPassword, codeFlowStart, getForm, insertClient, postForm, NEW_PASSWORD, postToken, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
+import {
+  changeOwnPassword,
+  codeFlowStart,
+  getForm,
+  insertClient,
+  postForm,
+  NEW_PASSWORD,
+  postToken,
+  REDIRECT_URI,
+  signInWithForm,
+  startOAuthServer,
+  type OAuthTestServer,
+  type TestClient,
+} from '../helpers/oauth.ts';
 
 let server: OAuthTestServer;
 
@@ -100,26 +113,47 @@ describe.runIf(onPostgres)('racing sign-ins on PostgreSQL', () => {
     expect(await refreshTokensOf(ken)).toEqual([]);
   });
 
+  /**
+   * Runs `grant` while the client is being deleted as DELETE /clients/{id} does: the client's row
+   * FOR UPDATE, then the delete that removes its codes and tokens. The grant, started in between,
+   * must not hold a code's or token's row the delete then waits for.
+   */
+  async function grantWhileClientDeleted(app: TestClient, grant: () => Promise<Response>): Promise<Response> {
+    let pending: Promise<Response> | undefined;
+    await server.db.transaction(async (tx) => {
+      await tx.execute(sql`select 1 from ${oauthClients} where ${oauthClients.id} = ${app.client.client_id} for update`);
+      pending = grant();
+      await sleep(400);
+      await tx.delete(oauthClients).where(eq(oauthClients.id, app.client.client_id));
+    });
+    if (!pending) throw new Error('the grant was not started');
+    return pending;
+  }
+
   it('a refresh grant while its client is being deleted waits for the deletion: invalid_client, never a deadlock', async () => {
     const lena = await server.createUser('customer');
     const app = await insertClient(server.db);
     const signedIn = await passwordGrant(app, lena);
     expect(signedIn.status).toBe(200);
     const { refresh_token } = (await signedIn.json()) as { refresh_token: string };
-    let pending: Promise<Response> | undefined;
-    // As DELETE /clients/{id} does: the client's row FOR UPDATE, then the delete that removes its
-    // tokens. The grant, started in between, must not hold a token's row the delete then waits for.
-    await server.db.transaction(async (tx) => {
-      await tx.execute(sql`select 1 from ${oauthClients} where ${oauthClients.id} = ${app.client.client_id} for update`);
-      pending = postToken(server.base, { grant_type: 'refresh_token', client_id: app.client.client_id, refresh_token });
-      await sleep(400);
-      await tx.delete(oauthClients).where(eq(oauthClients.id, app.client.client_id));
-    });
-    if (!pending) throw new Error('the grant was not started');
-    const response = await pending;
+    const response = await grantWhileClientDeleted(app, () => postToken(server.base, { grant_type: 'refresh_token', client_id: app.client.client_id, refresh_token }));
     expect(response.status).toBeLessThan(500);
     expect(await response.json()).toMatchObject({ error: 'invalid_client' });
     expect(await refreshTokensOf(lena)).toEqual([]);
+  });
+
+  it('an authorization code grant while its client is being deleted likewise: invalid_client, never a deadlock', async () => {
+    const mira = await server.createUser('customer');
+    const app = await insertClient(server.db);
+    const start = await codeFlowStart(app.client);
+    const callback = await signInWithForm(server.base, start.query, { email: mira.email, password: TEST_PASSWORD });
+    const code = String(callback.searchParams.get('code'));
+    const response = await grantWhileClientDeleted(app, () =>
+      postToken(server.base, { grant_type: 'authorization_code', client_id: app.client.client_id, code, redirect_uri: REDIRECT_URI, code_verifier: start.verifier }),
+    );
+    expect(response.status).toBeLessThan(500);
+    expect(await response.json()).toMatchObject({ error: 'invalid_client' });
+    expect(await refreshTokensOf(mira)).toEqual([]);
   });
 
   it('a user deleted during a form sign-in: the form again, not a 500; a deleted client: the refusal page', async () => {
