@@ -35,19 +35,17 @@ export interface AuthenticatedClient {
 const MAX_CLIENT_ID_LENGTH = 255;
 const namesNoClient = (id: string): boolean => id.length > MAX_CLIENT_ID_LENGTH || id.includes('\u0000');
 
-const clientColumns = clientGrantColumns;
-
 /** The client `id`, or undefined (an over-long id names none). */
 export async function findClient(db: Db, id: string): Promise<OAuthClient | undefined> {
   if (namesNoClient(id)) return undefined;
-  const [row] = await db.select(clientColumns).from(oauthClients).where(eq(oauthClients.id, id));
+  const [row] = await db.select(clientGrantColumns).from(oauthClients).where(eq(oauthClients.id, id));
   return row;
 }
 
 async function findClientWithSecret(db: Db, id: string): Promise<(OAuthClient & { secretHash: string | null }) | undefined> {
   if (namesNoClient(id)) return undefined;
   const [row] = await db
-    .select({ ...clientColumns, secretHash: oauthClients.secretHash })
+    .select({ ...clientGrantColumns, secretHash: oauthClients.secretHash })
     .from(oauthClients)
     .where(eq(oauthClients.id, id));
   return row;

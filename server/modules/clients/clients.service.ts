@@ -10,7 +10,6 @@ import { iso, type Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import type { Client, ClientInput, ClientListQuery, CreatedClient } from './clients.schemas.ts';
 
-/** The columns a client is read with: its representation (never the secret's hash). */
 /** What the authorization server reads of a client (server/oauth/client-auth.ts): never the secret. */
 export const clientGrantColumns = {
   id: oauthClients.id,
@@ -22,6 +21,7 @@ export const clientGrantColumns = {
   confidential: oauthClients.confidential,
 };
 
+/** The columns a client is read with: its representation (never the secret's hash). */
 const clientColumns = { ...clientGrantColumns, createdAt: oauthClients.createdAt, updatedAt: oauthClients.updatedAt };
 type ClientRecord = Pick<typeof oauthClients.$inferSelect, keyof typeof clientColumns>;
 
