@@ -17,7 +17,7 @@
  * thread's, the largest), BENCH_SERVICE_FLAGS (extra Node/V8 flags for the service process).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -199,6 +199,26 @@ function rssMb(pid: number | undefined): number | undefined {
   try {
     const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match?.[1] ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time a process has used so far, in nanoseconds: every thread's (the main thread, libuv's
+ * pool, V8's GC helpers), from the scheduler's own accounting (`/proc/<pid>/task/<tid>/schedstat`,
+ * nanoseconds on CPU). Per request, it is what the other processes on the machine do not change
+ * much: throughput on a shared 2-core machine moves with whatever else runs, a server's CPU time
+ * per request far less.
+ */
+function cpuNs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    let total = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    }
+    return total;
   } catch {
     return undefined;
   }
@@ -440,7 +460,12 @@ function caseSpecs(s: Seed): CaseSpec[] {
 interface Target {
   kind: 'service' | 'raw';
   base: string;
+  /** The server's process, for its CPU time per request. */
+  pid: number | undefined;
 }
+
+/** A round's load figures, with the CPU time the server spent per request answered (µs). */
+type RoundResult = LoadResult & { cpuUs: number | undefined };
 
 class Pool {
   private ids: number[] = [];
@@ -499,25 +524,38 @@ const median = (values: number[]): number => {
 
 interface Row {
   label: string;
-  raw: LoadResult[];
-  service: LoadResult[];
+  raw: RoundResult[];
+  service: RoundResult[];
 }
 
-const fmtRps = (r: LoadResult[]) => (r.length ? median(r.map((x) => x.rps)).toFixed(0) : '-');
-const fmtLat = (r: LoadResult[]) => (r.length ? `${median(r.map((x) => x.p50))}/${median(r.map((x) => x.p99))}` : '-');
+const fmtRps = (r: RoundResult[]) => (r.length ? median(r.map((x) => x.rps)).toFixed(0) : '-');
+const fmtLat = (r: RoundResult[]) => (r.length ? `${median(r.map((x) => x.p50))}/${median(r.map((x) => x.p99))}` : '-');
+const cpuOf = (r: RoundResult[]) => r.flatMap((x) => (x.cpuUs === undefined ? [] : [x.cpuUs]));
+const fmtCpu = (r: RoundResult[]) => (cpuOf(r).length ? median(cpuOf(r)).toFixed(0) : '-');
 
+/**
+ * `ratio`: service / raw req/s, the median of the rounds' ratios. `CPU ratio`: raw / service CPU
+ * time per request (1.00: the service costs what the baseline does), the median of the rounds'.
+ */
 function table(title: string, rows: Row[]): string {
   const lines = [
     `\n${title}`,
     '',
-    '| case | raw req/s | service req/s | ratio | raw p50/p99 ms | service p50/p99 ms | ratio range |',
-    '|---|---|---|---|---|---|---|',
+    '| case | raw req/s | service req/s | ratio | raw p50/p99 ms | service p50/p99 ms | ratio range | raw CPU µs/req | service CPU µs/req | CPU ratio |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const row of rows) {
     const ratios = row.raw.length ? row.service.map((x, i) => x.rps / (row.raw[i]?.rps ?? Number.NaN)) : [];
     const ratio = ratios.length ? median(ratios).toFixed(2) : '-';
     const range = ratios.length ? `${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}` : '-';
-    lines.push(`| ${row.label} | ${fmtRps(row.raw)} | ${fmtRps(row.service)} | ${ratio} | ${fmtLat(row.raw)} | ${fmtLat(row.service)} | ${range} |`);
+    const cpuRatios = row.raw.length
+      ? row.service.flatMap((x, i) => {
+          const rawCpu = row.raw[i]?.cpuUs;
+          return x.cpuUs === undefined || rawCpu === undefined ? [] : [rawCpu / x.cpuUs];
+        })
+      : [];
+    const cpuRatio = cpuRatios.length ? median(cpuRatios).toFixed(2) : '-';
+    lines.push(`| ${row.label} | ${fmtRps(row.raw)} | ${fmtRps(row.service)} | ${ratio} | ${fmtLat(row.raw)} | ${fmtLat(row.service)} | ${range} | ${fmtCpu(row.raw)} | ${fmtCpu(row.service)} | ${cpuRatio} |`);
   }
   return lines.join('\n');
 }
@@ -595,14 +633,14 @@ async function measureBackend(backend: Backend): Promise<string> {
   cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
   const databaseUrl = backend === 'postgres' ? await postgresUrl() : 'memory://';
   const { service, base: serviceBase } = await startService(databaseUrl, dataDir);
-  const targets: Target[] = [{ kind: 'service', base: serviceBase }];
+  const targets: Target[] = [{ kind: 'service', base: serviceBase, pid: service.proc.pid }];
   let raw: Child | undefined;
   if (backend === 'postgres') {
     const rawPort = await freePort();
     raw = start('raw', RAW_BUNDLE, { DATABASE_URL: databaseUrl, JWT_SECRET, PORT: String(rawPort) }, undefined, profileArgs('raw'));
     const rawBase = `http://127.0.0.1:${rawPort}`;
     await waitHealthy(raw, rawBase);
-    targets.push({ kind: 'raw', base: rawBase });
+    targets.push({ kind: 'raw', base: rawBase, pid: raw.proc.pid });
   }
 
   const t0 = Date.now();
@@ -627,10 +665,15 @@ async function measureBackend(backend: Backend): Promise<string> {
     for (let round = 1; round <= rounds; round++) {
       // Interleaved: service, raw, service, raw..., so drift (a noisy neighbour, table growth) hits both.
       for (const target of targets) {
-        const result = await load(target, spec, seconds, pool, s);
-        check(result, `${spec.name} round ${round} (${target.kind})`);
+        const cpuBefore = cpuNs(target.pid);
+        const loaded = await load(target, spec, seconds, pool, s);
+        const cpuAfter = cpuNs(target.pid);
+        check(loaded, `${spec.name} round ${round} (${target.kind})`);
+        const cpuUs = cpuBefore === undefined || cpuAfter === undefined || loaded.total === 0 ? undefined : (cpuAfter - cpuBefore) / 1000 / loaded.total;
+        const result: RoundResult = { ...loaded, cpuUs };
         row[target.kind].push(result);
-        process.stdout.write(`  ${backend} ${spec.name} round ${round} ${target.kind}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms\n`);
+        const cpu = cpuUs === undefined ? '' : `, CPU ${cpuUs.toFixed(0)} µs/req`;
+        process.stdout.write(`  ${backend} ${spec.name} round ${round} ${target.kind}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms${cpu}\n`);
       }
     }
     if (spec.name === 'order-post') orderPostRate = median(row.service.map((x) => x.rps));
@@ -771,7 +814,7 @@ async function main(): Promise<void> {
   const reports: string[] = [];
   for (const backend of backends) reports.push(await measureBackend(backend));
   console.log(reports.join('\n'));
-  console.log('\nratio = service / raw req/s (median of the per-round ratios); p50/p99 in ms. Ratios mean more than absolute figures on a shared machine.');
+  console.log('\nratio = service / raw req/s (median of the per-round ratios); p50/p99 in ms; CPU ratio = raw / service CPU time per request (each server process, all its threads). Ratios mean more than absolute figures on a shared machine, and the CPU ratio moves least with what else runs on it.');
 }
 
 try {
