@@ -81,7 +81,8 @@ const write = (key: string, input: unknown): string | undefined => {
 
 /** server/lib/etag.ts's algorithm, copied rather than imported: the baseline depends on no service code. */
 const canonicalJson = (value: unknown): string => write('', value) as string;
-const entityTag = (value: unknown): string => `"${hash('sha1', canonicalJson(value), 'base64url')}"`;
+const bytesTag = (text: string): string => `"${hash('sha1', text, 'base64url')}"`;
+const entityTag = (value: unknown): string => bytesTag(canonicalJson(value));
 
 const CACHE = { public: 'public, max-age=60', private: 'private, max-age=0, must-revalidate', noStore: 'no-store' } as const;
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -123,6 +124,12 @@ function send(reply: FastifyReply, status: number, cacheControl: string, body: u
   reply.code(status).header('cache-control', cacheControl).header('etag', entityTag(body));
   if (lastModified !== undefined) reply.header('last-modified', new Date(lastModified).toUTCString());
   return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+/** Sends a list as the facade does: its tag is that of the bytes sent. */
+function sendList(reply: FastifyReply, cacheControl: string, body: unknown): FastifyReply {
+  const text = JSON.stringify(body);
+  return reply.code(200).header('cache-control', cacheControl).header('etag', bytesTag(text)).header('content-type', 'application/json; charset=utf-8').send(text);
 }
 
 // The list cursors of server/modules/paging.ts, written out: base64url JSON of the position and
@@ -334,7 +341,7 @@ app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/products`, 
   const body = listPage(binding, rows, page, limit, (r) => [r.id], toProduct);
   const link = linkHeader(request, body);
   if (link) reply.header('link', link);
-  return send(reply, 200, CACHE.public, body);
+  return sendList(reply, CACHE.public, body);
 });
 
 app.get<{ Params: { id: string } }>(`${API}/orders/:id`, async (request, reply) => {
@@ -371,7 +378,7 @@ app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/orders`, as
   const body = listPage('orders:any:', rows, page, limit, (r) => [r.created_at.toISOString(), r.id], (r) => toOrder(r, byOrder.get(r.id) ?? []));
   const link = linkHeader(request, body);
   if (link) reply.header('link', link);
-  return send(reply, 200, CACHE.private, body);
+  return sendList(reply, CACHE.private, body);
 });
 
 app.post<{ Body: unknown }>(`${API}/orders`, async (request, reply) => {

@@ -183,14 +183,15 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
       if (status === 204) return reply.send();
       if (route.rest.location) reply.header('location', API_PREFIX + fillTemplate(route.rest.location, output));
 
-      const validators = sendValidators(reply, output, route.rest.kind);
+      // The body in the output schema's field order (a list's tag is that of these bytes).
+      const body = JSON.stringify(output);
+      const validators = sendValidators(reply, output, body, route.rest.kind);
       if (route.rest.kind === 'list' && isPlainObject(output)) {
         const link = linkHeader(request, output as unknown as ListOutput);
         if (link) reply.header('link', link);
       }
       if (isRead && notModified(request, validators)) return reply.code(304).send();
-      // The body in the output schema's field order; the tag above does not depend on it.
-      return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(output));
+      return reply.header('content-type', 'application/json; charset=utf-8').send(body);
     };
   };
 

@@ -66,12 +66,19 @@ export function canonicalJson(value: unknown): string {
   return write('', value) as string;
 }
 
+/** A strong entity tag of exactly these bytes (UTF-8). */
+export function bytesTag(text: string): string {
+  return `"${hash('sha1', text, 'base64url')}"`;
+}
+
 /**
- * The one strong entity tag of a representation, for the `ETag` the facade sends and the
- * `If-Match` a service checks: it changes whenever any value changes, never with key order.
+ * The one strong entity tag of a single resource's representation, for the `ETag` the facade
+ * sends and the `If-Match` a service checks inside its write: it changes whenever any value
+ * changes, never with key order. (A list is never the target of `If-Match`: its tag is that of
+ * the bytes sent, `bytesTag`, and costs no second serialization.)
  */
 export function entityTag(representation: unknown): string {
-  return `"${hash('sha1', canonicalJson(representation), 'base64url')}"`;
+  return bytesTag(canonicalJson(representation));
 }
 
 /** RFC 9110 8.8.3: `entity-tag = [ W/ ] DQUOTE *etagc DQUOTE`; etagc excludes `"`, space and controls. */

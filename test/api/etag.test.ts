@@ -9,11 +9,11 @@ import { z } from 'zod';
 import type { Db } from '../../server/db/client.ts';
 import { handleError } from '../../server/http/problem-reply.ts';
 import { registerRestRoutes } from '../../server/http/rest-adapter.ts';
-import { entityTag } from '../../server/lib/etag.ts';
+import { bytesTag, entityTag } from '../../server/lib/etag.ts';
 import { assertIfMatch } from '../../server/lib/preconditions.ts';
 import { publicProcedure, router } from '../../server/trpc/trpc.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { createOrderScene, draftOrder, putOrder, readOrder } from '../helpers/orders.ts';
+import { createOrderScene, draftOrder, ORDERS, putOrder, readOrder } from '../helpers/orders.ts';
 import { expectProblem } from '../helpers/problems.ts';
 
 /** The same value with every object's keys in reverse order, at every depth. */
@@ -54,6 +54,32 @@ describe('an order read with its ETag can be written back with it as If-Match', 
     const after = await readOrder(t, draft.id);
     expect(problem.current_etag).toBe(after.etag);
     expect(after.etag).toBe(put.headers.etag);
+  });
+});
+
+describe("a list's ETag is the tag of the bytes sent", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('is the hash of the body as received, stable while the page is, and new when a member changes', async () => {
+    const scene = await createOrderScene(t);
+    const draft = await draftOrder(t, scene);
+    const list = () => t.request({ method: 'GET', url: `${ORDERS}?limit=5`, token: scene.alice.token });
+    const first = await list();
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.headers.etag).toBe(bytesTag(first.body));
+    expect((await list()).headers.etag).toBe(first.headers.etag);
+
+    const put = await putOrder(t, draft.id, { items: [{ product_id: scene.mug.id, quantity: 2 }], address: '9 Changed Rd' }, scene.alice.token);
+    expect(put.statusCode, put.body).toBe(200);
+    const changed = await list();
+    expect(changed.headers.etag).toBe(bytesTag(changed.body));
+    expect(changed.headers.etag).not.toBe(first.headers.etag);
   });
 });
 
