@@ -72,12 +72,14 @@ function decoderOf(field: unknown): Decoder {
  * decoded by its column, null kept, objects nested along each field's path), with each field's
  * decoder and path found once, when the statement is made, instead of per row and field
  * (`is()` checks, a path iterator, a reduce): drizzle's row mapping was most of its share of a
- * list's CPU time. A statement with joins keeps drizzle's mapper (it nulls a left join's missing
- * table).
+ * list's CPU time. `undefined` for a selection that nests a joined table's columns: drizzle's
+ * mapper nulls a left join's missing table there (`joinsNotNullableMap`), so it keeps that case.
  */
-export function rowMapper(fields: readonly SelectedField[]): (rows: unknown[][]) => Record<string, unknown>[] {
-  const decoders = fields.map(({ field }) => decoderOf(field));
+export function rowMapper(fields: readonly SelectedField[], joinsNotNullableMap?: unknown): ((rows: unknown[][]) => Record<string, unknown>[]) | undefined {
   const flat = fields.every(({ path }) => path.length === 1);
+  // Flat rows never meet the join map: drizzle reads it only for two-level paths.
+  if (!flat && joinsNotNullableMap !== undefined) return undefined;
+  const decoders = fields.map(({ field }) => decoderOf(field));
   const keys = fields.map(({ path }) => path[0] as string);
   const mapRow = flat
     ? (row: unknown[]) => {
@@ -104,8 +106,7 @@ export function rowMapper(fields: readonly SelectedField[]): (rows: unknown[][])
 function templateOf(prepared: Prepared): Template {
   const p = prepared as unknown as PreparedInternals;
   const fields = p.fields as SelectedField[] | undefined;
-  const joins = p.joinsNotNullableMap !== undefined && Object.keys(p.joinsNotNullableMap as object).length > 0;
-  const mapper = p.customResultMapper ?? (fields !== undefined && !joins ? rowMapper(fields) : undefined);
+  const mapper = p.customResultMapper ?? (fields === undefined ? undefined : rowMapper(fields, p.joinsNotNullableMap));
   return {
     query: p.getQuery(),
     fields: p.fields as PrepareArgs[1],

@@ -18,12 +18,21 @@ const { mapResultRow } = drizzleOrm as unknown as {
   mapResultRow(fields: { path: string[]; field: unknown }[], row: unknown[], joinsNotNullableMap: undefined): Record<string, unknown>;
 };
 
-/** The selected fields drizzle keeps on a prepared query (what statements.ts reads too). */
-const fieldsOf = (query: { prepare(name: string): unknown }) =>
-  (query.prepare('row_mapper_test') as { fields: { path: string[]; field: unknown }[] }).fields;
+type Fields = { path: string[]; field: unknown }[];
 
-const compare = (fields: { path: string[]; field: unknown }[], rows: unknown[][]) => {
-  const ours = rowMapper(fields)(rows);
+/** What drizzle keeps on a prepared query (what statements.ts reads too). */
+const preparedOf = (query: { prepare(name: string): unknown }) => query.prepare('row_mapper_test') as { fields: Fields; joinsNotNullableMap?: unknown };
+const fieldsOf = (query: { prepare(name: string): unknown }) => preparedOf(query).fields;
+
+/** Our mapper for a query as statements.ts makes it, which must exist for these queries. */
+const mapperOf = (fields: Fields, joinsNotNullableMap?: unknown) => {
+  const mapper = rowMapper(fields, joinsNotNullableMap);
+  if (mapper === undefined) throw new Error('no row mapper');
+  return mapper;
+};
+
+const compare = (fields: Fields, rows: unknown[][]) => {
+  const ours = mapperOf(fields)(rows);
   const drizzles = rows.map((row) => mapResultRow(fields, row, undefined));
   expect(ours).toEqual(drizzles);
   // The same keys in the same order: key order reaches the JSON the services build from rows.
@@ -74,6 +83,17 @@ describe('rowMapper', () => {
   });
 
   it('maps no rows to no objects', () => {
-    expect(rowMapper(fieldsOf(db.select({ id: products.id }).from(products)))([])).toEqual([]);
+    expect(mapperOf(fieldsOf(db.select({ id: products.id }).from(products)))([])).toEqual([]);
+  });
+
+  it("serves every flat selection, a one-table select's join map included; leaves nested joined tables to drizzle", () => {
+    const single = preparedOf(db.select({ id: products.id }).from(products));
+    // drizzle names the selected table in the map even without a join.
+    expect(single.joinsNotNullableMap).toBeDefined();
+    expect(rowMapper(single.fields, single.joinsNotNullableMap)).toBeDefined();
+    const flatJoin = preparedOf(db.select({ id: orders.id, amount: payments.amount }).from(orders).leftJoin(payments, sql`${payments.orderId} = ${orders.id}`));
+    expect(rowMapper(flatJoin.fields, flatJoin.joinsNotNullableMap)).toBeDefined();
+    const nestedJoin = preparedOf(db.select({ order: orders, payment: payments }).from(orders).leftJoin(payments, sql`${payments.orderId} = ${orders.id}`));
+    expect(rowMapper(nestedJoin.fields, nestedJoin.joinsNotNullableMap)).toBeUndefined();
   });
 });
