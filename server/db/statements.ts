@@ -9,7 +9,8 @@
  * handle of its own, made per transaction. So the text and fields of the first build are kept,
  * and each handle's session makes its own prepared query from them (a plain object: no SQL is
  * built), kept for as long as that handle lives. On PostgreSQL the statement is also prepared on
- * the server, per connection (see `preparing` in client.ts); PGlite runs the same text.
+ * the server, per connection (see `preparing` in client.ts); PGlite runs the same text. Rows are
+ * mapped by a mapper made once per statement (`rowMapper`), not per row by drizzle's.
  */
 import { Column, is, SQL, Subquery } from 'drizzle-orm';
 import type { PgSession } from 'drizzle-orm/pg-core';
@@ -68,7 +69,7 @@ function decoderOf(field: unknown): Decoder {
 }
 
 /**
- * The rows of a statement without joins, mapped as drizzle's `mapResultRow` maps them (each value
+ * A statement's rows, mapped as drizzle's `mapResultRow` maps them (each value
  * decoded by its column, null kept, objects nested along each field's path), with each field's
  * decoder and path found once, when the statement is made, instead of per row and field
  * (`is()` checks, a path iterator, a reduce): drizzle's row mapping was most of its share of a
