@@ -173,15 +173,18 @@ run_schemathesis() {
       --no-color \
       --report junit,ndjson --report-dir "${report_dir}/${name}"
   ) >"${log}" 2>&1 || rc=$?
-  # The live progress is noise in a CI log: print from the failures (or the summary) on, without
-  # schemathesis's "===== ... =====" rules. Its last one ("=== 3 warnings in 63.83s ===") has the
-  # form of pytest's closing line, and a CI reader that knows pytest reads it as a run of no test.
-  if grep -q '^=* FAILURES =*$' "${log}"; then
-    sed -n '/^=* FAILURES =*$/,$p' "${log}" | sed -E '/^=+ .* =+$/d'
+  # The live progress is noise in a CI log: print from the errors or failures (or the summary) on,
+  # with schemathesis's "===== TEXT =====" rules written "-- TEXT --". Its closing one ("=== 3
+  # warnings in 63.83s ===") has the form of pytest's closing line, and a CI reader that knows
+  # pytest reads it as a run of no test: on a passing run (the one that lands) it is left out; a
+  # failing run keeps its text (the failure count), as CI fails anyway.
+  local rules='s/^=+ (.*) =+$/-- \1 --/' closing='/^=+ .* in [0-9.]+s =+$/d'
+  if grep -Eq '^=* (ERRORS|FAILURES) =*$' "${log}"; then
+    sed -En '/^=* (ERRORS|FAILURES) =*$/,$p' "${log}" | sed -E "${rules}"
   elif grep -q '^=* SUMMARY =*$' "${log}"; then
-    sed -n '/^=* SUMMARY =*$/,$p' "${log}" | sed -E '/^=+ .* =+$/d'
+    sed -n '/^=* SUMMARY =*$/,$p' "${log}" | sed -E -e "${closing}" -e "${rules}"
   else
-    sed -E '/^=+ .* =+$/d' "${log}"
+    sed -E -e "${closing}" -e "${rules}" "${log}"
   fi
   local cases verdict
   cases=$(grep -Eo '[0-9]+ generated[^│]*' "${log}" | tail -1 || true)
