@@ -73,13 +73,15 @@ function decoderOf(field: unknown): Decoder {
  * decoded by its column, null kept, objects nested along each field's path), with each field's
  * decoder and path found once, when the statement is made, instead of per row and field
  * (`is()` checks, a path iterator, a reduce): drizzle's row mapping was most of its share of a
- * list's CPU time. `undefined` for a selection that nests a joined table's columns: drizzle's
- * mapper nulls a left join's missing table there (`joinsNotNullableMap`), so it keeps that case.
+ * list's CPU time. `undefined` for a selection that nests the columns of a table a join may leave
+ * missing (a left join's): drizzle's mapper nulls that object (`joinsNotNullableMap`), so it keeps
+ * that case.
  */
-export function rowMapper(fields: readonly SelectedField[], joinsNotNullableMap?: unknown): ((rows: unknown[][]) => Record<string, unknown>[]) | undefined {
+export function rowMapper(fields: readonly SelectedField[], joinsNotNullableMap?: Record<string, boolean>): ((rows: unknown[][]) => Record<string, unknown>[]) | undefined {
   const flat = fields.every(({ path }) => path.length === 1);
-  // Flat rows never meet the join map: drizzle reads it only for two-level paths.
-  if (!flat && joinsNotNullableMap !== undefined) return undefined;
+  // drizzle reads the join map only for two-level paths, and nulls only a table it marks nullable.
+  const nullable = joinsNotNullableMap !== undefined && Object.values(joinsNotNullableMap).some((notNull) => !notNull);
+  if (!flat && nullable) return undefined;
   const decoders = fields.map(({ field }) => decoderOf(field));
   const keys = fields.map(({ path }) => path[0] as string);
   const mapRow = flat
@@ -107,7 +109,7 @@ export function rowMapper(fields: readonly SelectedField[], joinsNotNullableMap?
 function templateOf(prepared: Prepared): Template {
   const p = prepared as unknown as PreparedInternals;
   const fields = p.fields as SelectedField[] | undefined;
-  const mapper = p.customResultMapper ?? (fields === undefined ? undefined : rowMapper(fields, p.joinsNotNullableMap));
+  const mapper = p.customResultMapper ?? (fields === undefined ? undefined : rowMapper(fields, p.joinsNotNullableMap as Record<string, boolean> | undefined));
   return {
     query: p.getQuery(),
     fields: p.fields as PrepareArgs[1],
