@@ -7,16 +7,13 @@
  *
  * drizzle's own `.prepare()` binds a query to the handle it was built on; a transaction is a
  * handle of its own, made per transaction. So the text and fields of the first build are kept,
- * and each handle gets a runner made from them (no SQL is built), kept for as long as that handle
- * lives: on PostgreSQL it runs the text through postgres.js itself (`runnerFor`), on PGlite
- * through a prepared query its session makes. On PostgreSQL the statement is also prepared on
- * the server, per connection (see `preparing` in client.ts). Rows are mapped by a mapper made
- * once per statement (`rowMapper`), not per row by drizzle's.
+ * and each handle's session makes its own prepared query from them (a plain object: no SQL is
+ * built), kept for as long as that handle lives. On PostgreSQL the statement is also prepared on
+ * the server, per connection (see `preparing` in client.ts); PGlite runs the same text. Rows are
+ * mapped by a mapper made once per statement (`rowMapper`), not per row by drizzle's.
  */
-import { Column, DrizzleQueryError, fillPlaceholders, is, NoopLogger, SQL, Subquery } from 'drizzle-orm';
-import { NoopCache } from 'drizzle-orm/cache/core';
+import { Column, is, SQL, Subquery } from 'drizzle-orm';
 import type { PgSession } from 'drizzle-orm/pg-core';
-import { PostgresJsSession } from 'drizzle-orm/postgres-js';
 import type { Db } from './client.ts';
 
 /** What `.prepare(name)` answers, as far as this module uses it. */
@@ -127,70 +124,25 @@ type Result<B extends Preparable> = Awaited<ReturnType<ReturnType<B['prepare']>[
 
 const sessionOf = (db: Db): PgSession => (db as unknown as { _: { session: PgSession } })._.session;
 
-/** Runs a statement with its placeholders' values on one handle. */
-type Run = (values: Record<string, unknown>) => Promise<unknown>;
-
-/** The part of a postgres.js client (a pool, or a transaction's) a statement uses. */
-interface PostgresJsClient {
-  unsafe(query: string, params: unknown[], options: { prepare: boolean }): Promise<unknown> & { values(): Promise<unknown[][]> };
-}
-
-/** drizzle's session internals the direct run reads: the driver's client, its logger and cache. */
-interface PostgresJsSessionInternals {
-  client: PostgresJsClient;
-  logger: unknown;
-  cache: unknown;
-}
-
-const PREPARED = { prepare: true };
-
-/**
- * How a handle runs a statement. On PostgreSQL, what drizzle's prepared query does when it has no
- * logger, cache or tracer to serve (drizzle-orm/postgres-js/session.js `execute`): the values into
- * the placeholders, postgres.js's prepared statement, the rows (as arrays) through the statement's
- * mapper, a failure wrapped as drizzle wraps it (DrizzleQueryError, the driver's error its cause).
- * Without drizzle's three nested async layers around it (tracer spans, its cache check) it costs
- * a few µs less per statement. A session with a logger or a cache, PGlite's, and a selection that
- * keeps drizzle's row mapping run through drizzle's prepared query.
- */
-function runnerFor(session: PgSession, name: string, t: Template): Run {
-  const internals = session as unknown as PostgresJsSessionInternals;
-  const plain = is(session, PostgresJsSession) && is(internals.logger, NoopLogger) && is(internals.cache, NoopCache);
-  const mapper = t.customResultMapper as ((rows: unknown[][]) => unknown) | undefined;
-  if (plain && (t.fields === undefined || mapper !== undefined)) {
-    const { client } = internals;
-    const { sql: text, params } = t.query;
-    return async (values) => {
-      const bound = fillPlaceholders(params, values);
-      try {
-        if (mapper === undefined) return await client.unsafe(text, bound, PREPARED);
-        return mapper(await client.unsafe(text, bound, PREPARED).values());
-      } catch (error) {
-        throw new DrizzleQueryError(text, bound, error as Error);
-      }
-    };
-  }
-  const prepared = session.prepareQuery(t.query, t.fields, name, t.arrayMode, t.customResultMapper, t.queryMetadata);
-  (prepared as unknown as PreparedInternals).joinsNotNullableMap = t.joinsNotNullableMap;
-  return (values) => (prepared as unknown as Prepared).execute(values);
-}
-
 /**
  * `name`: unique per query shape (PostgreSQL sees the text, not the name). `build` makes the
  * query on the handle given, with `sql.placeholder(key)` for every value; it runs once.
  */
 export function statement<B extends Preparable>(name: string, build: (db: Db) => B): (db: Db, values?: Record<string, unknown>) => Promise<Result<B>> {
   let template: Template | undefined;
-  const bySession = new WeakMap<PgSession, Run>();
+  const bySession = new WeakMap<PgSession, Prepared>();
   return (db, values = {}) => {
     const session = sessionOf(db);
-    let run = bySession.get(session);
-    if (run === undefined) {
+    let prepared = bySession.get(session);
+    if (prepared === undefined) {
       template ??= templateOf(build(db).prepare(name));
-      run = runnerFor(session, name, template);
-      bySession.set(session, run);
+      const t = template;
+      const made = session.prepareQuery(t.query, t.fields, name, t.arrayMode, t.customResultMapper, t.queryMetadata);
+      (made as unknown as PreparedInternals).joinsNotNullableMap = t.joinsNotNullableMap;
+      prepared = made as unknown as Prepared;
+      bySession.set(session, prepared);
     }
-    return run(values) as Promise<Result<B>>;
+    return prepared.execute(values) as Promise<Result<B>>;
   };
 }
 
