@@ -10,7 +10,7 @@
  * throwaway database order_service_bench) and PGlite in memory (service only: the baseline has no
  * PGlite twin, so that table has no ratio).
  *
- * Options (environment): BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (16),
+ * Options (environment): BENCH_SECONDS (3), BENCH_ROUNDS (6), BENCH_CONNECTIONS (16),
  * BENCH_CASES (comma list of case names, default all), BENCH_BACKENDS (postgres,pglite),
  * BENCH_PROFILE (a directory: both servers run with `--cpu-prof` and write their profiles in
  * its `service` and `raw` folders on exit, one file per thread; `scripts/bench/profile-summary.ts <file>` summarizes the main
@@ -55,8 +55,8 @@ function list<T extends string>(name: string, known: readonly T[]): T[] {
   return known.filter((k) => wanted.includes(k));
 }
 
-const seconds = positive('BENCH_SECONDS', 5);
-const rounds = positive('BENCH_ROUNDS', 3);
+const seconds = positive('BENCH_SECONDS', 3);
+const rounds = positive('BENCH_ROUNDS', 6);
 const connections = positive('BENCH_CONNECTIONS', 16);
 const cases = list('BENCH_CASES', CASE_NAMES);
 const backends = list('BENCH_BACKENDS', BACKENDS);
@@ -663,8 +663,9 @@ async function measureBackend(backend: Backend): Promise<string> {
     const pool = spec.payment ? new Pool(filler, backend === 'postgres' ? 3000 : Math.max(200, orderPostRate)) : undefined;
     for (const target of targets) check(await load(target, spec, warmupSeconds, pool, s), `${spec.name} warm-up (${target.kind})`);
     for (let round = 1; round <= rounds; round++) {
-      // Interleaved: service, raw, service, raw..., so drift (a noisy neighbour, table growth) hits both.
-      for (const target of targets) {
+      // Interleaved, and in turns (service first in odd rounds, raw first in even ones), so drift (a
+      // noisy neighbour, table growth) and what a round leaves behind (GC debt, cache state) hit both.
+      for (const target of round % 2 === 1 ? targets : [...targets].reverse()) {
         // The payment pool first: on PGlite it is filled through the service's own REST API,
         // which must not count as the round's CPU time.
         if (pool) await pool.ensureFor(seconds);
