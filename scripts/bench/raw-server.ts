@@ -3,7 +3,7 @@
  * operations, with none of the service's layers (tRPC, drizzle, Zod, the REST facade, rate
  * limiting). Bare Fastify + postgres.js tagged templates + jose, the same SQL statements the
  * services issue (read off server/modules/*\/*.service.ts and server/trpc/idempotency.ts), the same
- * JSON (fields and order), the same headers (ETag as server/lib/etag.ts computes it, Last-Modified,
+ * JSON (fields and order), the same headers (ETag as server/lib/etag.ts computes it: of the bytes sent; Last-Modified,
  * Cache-Control, Content-Type, X-Request-Id, the security headers) except RateLimit-*.
  *
  * It serves only the benchmark's cases and their happy paths; anything else is a short problem.
@@ -79,10 +79,9 @@ const write = (key: string, input: unknown): string | undefined => {
   return `{${parts.join(',')}}`;
 };
 
-/** server/lib/etag.ts's algorithm, copied rather than imported: the baseline depends on no service code. */
+/** server/lib/etag.ts's, copied rather than imported: the baseline depends on no service code. */
 const canonicalJson = (value: unknown): string => write('', value) as string;
 const bytesTag = (text: string): string => `"${hash('sha1', text, 'base64url')}"`;
-const entityTag = (value: unknown): string => bytesTag(canonicalJson(value));
 
 const CACHE = { public: 'public, max-age=60', private: 'private, max-age=0, must-revalidate', noStore: 'no-store' } as const;
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -119,11 +118,12 @@ async function authenticate(request: FastifyRequest): Promise<Caller> {
   return { sub, role, userId: role === 'customer' || role === 'admin' ? userId : undefined };
 }
 
-/** Sends a representation as the facade does: validators, cache policy, the body in schema field order. */
+/** Sends a representation as the facade does: the body in schema field order, its validators (the tag of its bytes), cache policy. */
 function send(reply: FastifyReply, status: number, cacheControl: string, body: unknown, lastModified?: string): FastifyReply {
-  reply.code(status).header('cache-control', cacheControl).header('etag', entityTag(body));
+  const text = JSON.stringify(body);
+  reply.code(status).header('cache-control', cacheControl).header('etag', bytesTag(text));
   if (lastModified !== undefined) reply.header('last-modified', new Date(lastModified).toUTCString());
-  return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+  return reply.header('content-type', 'application/json; charset=utf-8').send(text);
 }
 
 /** Sends a list as the facade does: its tag is that of the bytes sent. */

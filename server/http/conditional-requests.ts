@@ -5,7 +5,7 @@
  * the same tag (server/lib/etag.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bytesTag, entityTag, parseEntityTags } from '../lib/etag.ts';
+import { bytesTag, parseEntityTags } from '../lib/etag.ts';
 import type { RestMeta } from '../trpc/trpc.ts';
 
 export interface Validators {
@@ -23,12 +23,11 @@ const updatedAt = (output: unknown): string | undefined => {
 
 /**
  * Sets `ETag` (and `Last-Modified` on a single resource) for the representation sent, `body` its
- * JSON text. A list's tag is that of its bytes: no write checks it (If-None-Match only), and a
- * page of orders costs a fifth of its CPU time to write out once more in canonical form. Anything
- * else gets the tag its service checks `If-Match` against (server/lib/etag.ts).
+ * JSON text: the tag of those bytes, the one a service checks `If-Match` against
+ * (server/lib/preconditions.ts, through the same output schema).
  */
 export function sendValidators(reply: FastifyReply, output: unknown, body: string, kind: RestMeta['kind']): Validators {
-  const etag = kind === 'list' ? bytesTag(body) : entityTag(output);
+  const etag = bytesTag(body);
   reply.header('etag', etag);
   const modified = kind === 'item' ? updatedAt(output) : undefined;
   const lastModified = modified === undefined ? undefined : new Date(modified);

@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import type { z } from 'zod';
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => {
   if (typeof value !== 'object' || value === null) return false;
@@ -57,8 +58,9 @@ function write(key: string, input: unknown): string | undefined {
 
 /**
  * JSON with every object's members in sorted order, at every depth: one text per value, however
- * its keys were ordered when it was built (a service's `toX(row)`, or Zod's output parse in the
- * schema's field order). Otherwise JSON.stringify's rules hold (`toJSON`, undefined members dropped).
+ * its keys were ordered when it was built. Otherwise JSON.stringify's rules hold (`toJSON`,
+ * undefined members dropped). The fingerprint of an idempotent request's input
+ * (server/trpc/idempotency.ts): the same body with its keys in another order is the same request.
  * Written out rather than through a JSON.stringify replacer that copies and sorts every object:
  * the same text (test/unit/etag.test.ts compares them), at a fraction of the cost.
  */
@@ -72,13 +74,21 @@ export function bytesTag(text: string): string {
 }
 
 /**
- * The one strong entity tag of a single resource's representation, for the `ETag` the facade
- * sends and the `If-Match` a service checks inside its write: it changes whenever any value
- * changes, never with key order. (A list is never the target of `If-Match`: its tag is that of
- * the bytes sent, `bytesTag`, and costs no second serialization.)
+ * The entity tag of a representation as a procedure outputs it (its output schema's parse: the
+ * fields in the schema's order): the tag of its JSON text, which is the body the facade sends and
+ * tags (`ETag`). Tests that call procedures use it for `If-Match`.
  */
-export function entityTag(representation: unknown): string {
-  return bytesTag(canonicalJson(representation));
+export function entityTag(output: unknown): string {
+  return bytesTag(JSON.stringify(output));
+}
+
+/**
+ * The entity tag a service checks `If-Match` against: its representation of the resource as the
+ * read's output schema makes it (`schema.parse`, which orders the fields as the body has them,
+ * whatever order the service built them in), so it is the `ETag` a read of the same resource sends.
+ */
+export function representationTag(schema: z.ZodType, representation: unknown): string {
+  return entityTag(schema.parse(representation));
 }
 
 /** RFC 9110 8.8.3: `entity-tag = [ W/ ] DQUOTE *etagc DQUOTE`; etagc excludes `"`, space and controls. */

@@ -8,7 +8,7 @@ import { assertIfMatch, type Preconditions } from '../../lib/preconditions.ts';
 import { hashSecret, newSecret } from '../../oauth/secrets.ts';
 import { iso, type Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
-import type { Client, ClientInput, ClientListQuery, CreatedClient } from './clients.schemas.ts';
+import { Client, type ClientInput, type ClientListQuery, type CreatedClient } from './clients.schemas.ts';
 
 /** What the authorization server reads of a client (server/oauth/client-auth.ts): never the secret. */
 export const clientGrantColumns = {
@@ -107,7 +107,7 @@ export async function deleteClient({ db, clientId, preconditions }: { db: Db; cl
   await db.transaction(async (tx) => {
     const [row] = await tx.select(clientColumns).from(oauthClients).where(eq(oauthClients.id, clientId)).for('update');
     if (!row) throw notFound(clientId);
-    assertIfMatch(preconditions, toClient(row));
+    assertIfMatch(preconditions, Client, toClient(row));
     await tx.delete(oauthClients).where(eq(oauthClients.id, clientId));
   });
 }

@@ -29,7 +29,7 @@ import {
   type Channel,
   type OrderStatus,
 } from './orders.rules.ts';
-import type { Order, OrderCreate, OrderDocument, OrderListQuery, OrderPatch, OrderReplace } from './orders.schemas.ts';
+import { Order, type OrderCreate, type OrderDocument, type OrderListQuery, type OrderPatch, type OrderReplace } from './orders.schemas.ts';
 
 export type { LoadedOrder } from './orders.representation.ts';
 
@@ -307,7 +307,7 @@ function changeOrder(
 ): Promise<Order> {
   return db.transaction(async (tx) => {
     const order = await lockOrder(tx, { id, caller });
-    assertIfMatch(preconditions, represent(order));
+    assertIfMatch(preconditions, Order, represent(order));
     await change(tx, order);
     return represent(order);
   });
@@ -496,7 +496,7 @@ export function transitionOrder({
 export async function deleteOrder({ db, caller, id, preconditions }: Access & { id: number; preconditions: Preconditions }): Promise<void> {
   await db.transaction(async (tx) => {
     const order = await lockOrder(tx, { id, caller });
-    assertIfMatch(preconditions, represent(order));
+    assertIfMatch(preconditions, Order, represent(order));
     const [payment] = await tx.select({ id: payments.id }).from(payments).where(eq(payments.orderId, id)).limit(1);
     if (payment) throw new DomainError('order-has-payment', `Order ${id} has a payment and cannot be deleted.`);
     if (holdsStock(order.row.status)) await releaseStock(tx, order.items);

@@ -8,7 +8,7 @@ import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
 import { iso, type Page } from '../common.schemas.ts';
 import { keyPlaceholders, keysetCondition, keysetOrder, keyValues, pageOf, readPageRequest, limitOffset, type CursorCodec, type PageRequest, type SortTerm } from '../paging.ts';
-import type { Product, ProductInput, ProductListQuery, ProductReplace } from './products.schemas.ts';
+import { Product, type ProductInput, type ProductListQuery, type ProductReplace } from './products.schemas.ts';
 
 /** The columns a product is read with: its representation, and whether it is archived. */
 const productColumns = {
@@ -168,7 +168,7 @@ async function lockLiveProduct(tx: Db, id: number, preconditions: Preconditions)
   const [row] = await tx.select(productColumns).from(products).where(eq(products.id, id)).for('update');
   if (!row) throw notFound(id);
   if (row.archivedAt) throw gone(id);
-  assertIfMatch(preconditions, toProduct(row));
+  assertIfMatch(preconditions, Product, toProduct(row));
   return row;
 }
 
@@ -199,7 +199,7 @@ export async function archiveProduct({ db, id, preconditions }: { db: Db; id: nu
   await db.transaction(async (tx) => {
     const [row] = await tx.select(productColumns).from(products).where(eq(products.id, id)).for('update');
     if (!row || row.archivedAt) throw notFound(id);
-    assertIfMatch(preconditions, toProduct(row));
+    assertIfMatch(preconditions, Product, toProduct(row));
     await tx.update(products).set({ archivedAt: new Date() }).where(eq(products.id, id));
   });
 }

@@ -10,7 +10,7 @@ import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
 import { iso, type Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
-import type { User, UserInput, UserListQuery, UserReplace } from './users.schemas.ts';
+import { User, type UserInput, type UserListQuery, type UserReplace } from './users.schemas.ts';
 import { revokeUserGrants } from './users.grants.ts';
 
 /**
@@ -159,7 +159,7 @@ export async function replaceUser({
       let admins = demoting && (await isAdminRow(tx, id)) ? await lockAdmins(tx) : undefined;
       const [current] = await tx.select(userColumns).from(users).where(eq(users.id, id)).for('update');
       if (!current) throw notFound(id);
-      assertIfMatch(preconditions, toUser(current));
+      assertIfMatch(preconditions, User, toUser(current));
       // The row may have changed since the check (its password, or the email now differs): the
       // locked row decides, and a hash already verified before the transaction is not verified twice.
       await checkCurrentPassword(tx, caller, current, input, checkedHash);
@@ -221,7 +221,7 @@ export async function deleteUser({ db, caller, id, preconditions }: { db: Db; ca
     let admins = (await isAdminRow(tx, id)) ? await lockAdmins(tx) : undefined;
     const [current] = await tx.select(userColumns).from(users).where(eq(users.id, id)).for('update');
     if (!current) throw notFound(id);
-    assertIfMatch(preconditions, toUser(current));
+    assertIfMatch(preconditions, User, toUser(current));
     if (current.role === 'admin') {
       // (Locked here only if it became an admin after the unlocked read above.)
       admins ??= await lockAdmins(tx);
