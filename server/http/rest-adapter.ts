@@ -183,7 +183,7 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
       if (status === 204) return reply.send();
       if (route.rest.location) reply.header('location', API_PREFIX + fillTemplate(route.rest.location, output));
 
-      // The body in the output schema's field order (a list's tag is that of these bytes).
+      // The body in the output schema's field order; the ETag is the tag of these bytes.
       const body = JSON.stringify(output);
       const validators = sendValidators(reply, output, body, route.rest.kind);
       if (route.rest.kind === 'list' && isPlainObject(output)) {

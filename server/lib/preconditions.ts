@@ -14,7 +14,7 @@ export interface Preconditions {
  * the read's output schema: the tag is the one a read sends as `ETag` (server/lib/etag.ts),
  * whatever order `current` has its keys in.
  */
-export function assertIfMatch(preconditions: Preconditions, schema: z.ZodType, current: unknown): void {
+export function assertIfMatch<S extends z.ZodType>(preconditions: Preconditions, schema: S, current: z.input<S>): void {
   const tags = preconditions.ifMatch;
   if (tags === undefined || tags.includes('*')) return;
   const currentTag = representationTag(schema, current);
