@@ -118,18 +118,12 @@ async function authenticate(request: FastifyRequest): Promise<Caller> {
   return { sub, role, userId: role === 'customer' || role === 'admin' ? userId : undefined };
 }
 
-/** Sends a representation as the facade does: the body in schema field order, its validators (the tag of its bytes), cache policy. */
+/** Sends a representation (an item or a list page) as the facade does: the body in schema field order, its validators (the tag of its bytes), cache policy. */
 function send(reply: FastifyReply, status: number, cacheControl: string, body: unknown, lastModified?: string): FastifyReply {
   const text = JSON.stringify(body);
   reply.code(status).header('cache-control', cacheControl).header('etag', bytesTag(text));
   if (lastModified !== undefined) reply.header('last-modified', new Date(lastModified).toUTCString());
   return reply.header('content-type', 'application/json; charset=utf-8').send(text);
-}
-
-/** Sends a list as the facade does: its tag is that of the bytes sent. */
-function sendList(reply: FastifyReply, cacheControl: string, body: unknown): FastifyReply {
-  const text = JSON.stringify(body);
-  return reply.code(200).header('cache-control', cacheControl).header('etag', bytesTag(text)).header('content-type', 'application/json; charset=utf-8').send(text);
 }
 
 // The list cursors of server/modules/paging.ts, written out: base64url JSON of the position and
@@ -341,7 +335,7 @@ app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/products`, 
   const body = listPage(binding, rows, page, limit, (r) => [r.id], toProduct);
   const link = linkHeader(request, body);
   if (link) reply.header('link', link);
-  return sendList(reply, CACHE.public, body);
+  return send(reply, 200, CACHE.public, body);
 });
 
 app.get<{ Params: { id: string } }>(`${API}/orders/:id`, async (request, reply) => {
@@ -378,7 +372,7 @@ app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/orders`, as
   const body = listPage('orders:any:', rows, page, limit, (r) => [r.created_at.toISOString(), r.id], (r) => toOrder(r, byOrder.get(r.id) ?? []));
   const link = linkHeader(request, body);
   if (link) reply.header('link', link);
-  return sendList(reply, CACHE.private, body);
+  return send(reply, 200, CACHE.private, body);
 });
 
 app.post<{ Body: unknown }>(`${API}/orders`, async (request, reply) => {

@@ -25,15 +25,16 @@ function reversedKeys(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).reverse().map(([key, member]) => [key, reversedKeys(member)]));
 }
 
-describe('an order read with its ETag can be written back with it as If-Match', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+// One app (and its migrated database) for the order and list tests of this file.
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t?.close();
+});
 
+describe('an order read with its ETag can be written back with it as If-Match', () => {
   it('the ETag is the tag of the body; the one a service checks is the same, whatever order it builds the keys in', async () => {
     const draft = await draftOrder(t, await createOrderScene(t));
     const { order, etag } = await readOrder(t, draft.id);
@@ -62,14 +63,6 @@ describe('an order read with its ETag can be written back with it as If-Match', 
 });
 
 describe("a list's ETag is the tag of the bytes sent", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
-
   it('is the hash of the body as received, stable while the page is, and new when a member changes', async () => {
     const scene = await createOrderScene(t);
     const draft = await draftOrder(t, scene);
