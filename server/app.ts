@@ -16,12 +16,14 @@ import { registerJsonParser } from './http/json-body.ts';
 import { handleError, sendProblem } from './http/problem-reply.ts';
 import { registerOAuth, type OAuthOptions } from './oauth/register.ts';
 import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './http/rate-limit.ts';
+import { purgeExpiredCounters } from './http/rate-limit-store.ts';
+import { startPurge } from './lib/purge.ts';
 import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter.ts';
 import { registerTrpcEndpoint } from './http/trpc-endpoint.ts';
 import { appRouter } from './router.ts';
 import { CursorCodec, processCursors } from './modules/paging.ts';
 import { defaultIdempotencySettings, type IdempotencySettings } from './trpc/context.ts';
-import { startKeyPurge } from './trpc/idempotency.ts';
+import { purgeExpiredKeys } from './trpc/idempotency.ts';
 
 export interface AppOptions {
   database: Database;
@@ -35,7 +37,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /**
    * Requests (tRPC calls) per window per caller (`sub`, else client IP), counted in Redis when
-   * `redisUrl` is set (shared by every instance), else in memory; every response carries RateLimit-*.
+   * `redisUrl` is set, else in the database; either way shared by every instance. Every response
+   * carries RateLimit-*.
    */
   rateLimit?: RateLimitOptions;
   /** Browser origins allowed by CORS (`'*'`: any); none by default. */
@@ -153,7 +156,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     closing = true;
   });
 
-  const rateLimiter = await registerRateLimit(app, options.rateLimit ?? { max: 600, timeWindow: '1 minute' });
+  const rateLimiter = await registerRateLimit(app, database.counters ?? database.db, options.rateLimit ?? { max: 600, timeWindow: '1 minute' });
   limiter = rateLimiter;
   app.decorateRequest('caller', null);
   app.addHook('onRequest', async (request, reply) => {
@@ -190,10 +193,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const idempotency: IdempotencySettings = { ...defaultIdempotencySettings, ...idempotencyOverrides };
   // Without a secret, the process's own key: cursors then hold within this process only.
   const cursors = options.cursorSecret === undefined ? processCursors : new CursorCodec(options.cursorSecret);
-  // Expired idempotency keys go in the background; stopped before the database closes.
-  const stopKeyPurge = startKeyPurge(database.db, app.log, purgeIntervalMs);
+  // Expired idempotency keys and rate-limit counters go in the background; stopped before the
+  // database closes.
+  const stopPurges = [
+    startPurge(app.log, purgeIntervalMs, 'expired idempotency keys', () => purgeExpiredKeys(database.db)),
+    startPurge(app.log, purgeIntervalMs, 'expired rate-limit counters', () => purgeExpiredCounters(database.counters ?? database.db)),
+  ];
   app.addHook('onClose', async () => {
-    await stopKeyPurge();
+    await Promise.all(stopPurges.map((stop) => stop()));
     await database.close();
   });
 

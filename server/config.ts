@@ -96,7 +96,7 @@ export interface Config {
   admin: { email: string; password: string } | undefined;
   bodyLimit: number;
   rateLimit: { max: number; window: string };
-  /** Rate-limit counters in Redis, shared by every instance; in memory when unset. */
+  /** Rate-limit counters in Redis; in the database when unset. Either is shared by every instance. */
   redisUrl: string | undefined;
   /** Which proxies' `X-Forwarded-*` to believe (server/lib/client-address.ts). */
   trustProxy: TrustProxy;

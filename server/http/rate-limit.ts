@@ -3,8 +3,9 @@
  * (`sub:<sub>` for a verified token, else `ip:<client address>`), and every response carries
  * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.
  *
- * `@fastify/rate-limit` does the counting and owns the stores (in memory, or Redis so several
- * instances share one limit). Its per-route hooks cannot do the rest: they never run for answers
+ * `@fastify/rate-limit` does the counting; its store is Redis when one is configured, else the
+ * service's database (server/http/rate-limit-store.ts), never a process's memory: every instance on
+ * one database or one Redis counts against the same limit. Its per-route hooks cannot do the rest: they never run for answers
  * given before the route (404 for unknown paths, 401 for a bad token, 406) and they count a tRPC
  * batch as one request. So the plugin is registered with `global: false` and its documented manual
  * limiter (`createRateLimit`, meant for tRPC and GraphQL) is called from the app's onRequest hook,
@@ -15,19 +16,21 @@
 import rateLimitPlugin from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { Db } from '../db/client.ts';
 import { DomainError } from '../errors/problems.ts';
 import { addressKey } from '../lib/client-address.ts';
+import { databaseCounterStore } from './rate-limit-store.ts';
 
 export interface RateLimitOptions {
   /** Requests (tRPC calls) per window per caller. */
   max: number;
   /** Milliseconds, or a duration such as `'1 minute'`. */
   timeWindow: string | number;
-  /** `redis://` or `rediss://`: counters in Redis, shared by every instance; in memory otherwise. */
+  /** `redis://` or `rediss://`: counters in Redis; in the service's database otherwise. Either is shared by every instance. */
   redisUrl?: string | undefined;
 }
 
-/** `undefined`: counters in memory (nothing to check); otherwise the shared store's state. */
+/** `undefined`: counters in the database (its own health check covers them); otherwise Redis's state. */
 export type RateLimitStoreState = 'ok' | 'unavailable' | undefined;
 
 export interface RateLimiter {
@@ -57,7 +60,7 @@ export function callsIn(url: string): number {
   return url.slice(TRPC_PREFIX.length, query).split(/,|%2C/i).length;
 }
 
-export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<RateLimiter> {
+export async function registerRateLimit(app: FastifyInstance, db: Db, options: RateLimitOptions): Promise<RateLimiter> {
   // Logged once per outage, not once per request; health reports it meanwhile.
   let storeDown = false;
   const storeFailed = (error: unknown): void => {
@@ -90,9 +93,9 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     timeWindow: options.timeWindow,
     // An address by its key: an IPv6 client by its /64 (server/lib/client-address.ts).
     keyGenerator: (request) => (request.caller ? `sub:${request.caller.sub}` : `ip:${addressKey(request.ip)}`),
-    // Fail open: a store error (Redis down or slow) lets the request through uncounted.
+    // Fail open: a store error (Redis or the database down or slow) lets the request through uncounted.
     skipOnError: true,
-    ...(redis ? { redis, nameSpace: 'order-service:rate-limit:' } : {}),
+    ...(redis ? { redis, nameSpace: 'order-service:rate-limit:' } : { store: databaseCounterStore(db) }),
   });
   const limit = app.createRateLimit();
 
@@ -104,10 +107,10 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     counted.add(request);
     // A batch of N calls adds N, one store increment per call: the store API adds one at a time, and
     // increments from other requests or instances may interleave without losing any (each is an
-    // atomic INCR in Redis). The batch is refused whole when its last call does not fit in what
-    // remains: its calls still count, as a refused request does. Past `max + 1` further increments
-    // change nothing (the caller is refused until the window resets), so a huge batch costs at
-    // most `max + 1` store operations.
+    // atomic INCR in Redis, an upsert under the row's lock in the database). The batch is refused
+    // whole when its last call does not fit in what remains: its calls still count, as a refused
+    // request does. Past `max + 1` further increments change nothing (the caller is refused until
+    // the window resets), so a huge batch costs at most `max + 1` store operations.
     const weight = Math.min(callsIn(request.url), options.max + 1);
     // One call (every REST request) without the batch's array of increments.
     const outcomes = weight === 1 ? [await limit(request)] : await Promise.all(Array.from({ length: weight }, () => limit(request)));
@@ -117,13 +120,15 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     // With skipOnError the plugin answers a store error as a count of zero, which no counted
     // request leaves (each adds one): `remaining === max` means the store did not answer.
     if (results.some((r) => r.max > 0 && r.remaining === r.max)) {
-      storeFailed(new Error('the rate-limit store did not answer (see the Redis error logged before, or a command timeout)'));
+      storeFailed(new Error(`the rate-limit store (${redis ? 'Redis' : 'the database'}) did not answer: an error or a timeout`));
       // Still the contract's headers: the limit, nothing counted, a full window.
       reply.header('ratelimit-limit', first.max).header('ratelimit-remaining', first.max).header('ratelimit-reset', Math.ceil(first.timeWindow / 1000));
       return;
     }
     storeAnswered();
-    const last = results.reduce((a, b) => (a.remaining <= b.remaining ? a : b));
+    // The batch's last call is the one counted highest: past the limit if any is, else the one that
+    // leaves least (the counts of a batch's calls come back in no particular order).
+    const last = results.reduce((a, b) => (a.isExceeded !== b.isExceeded ? (a.isExceeded ? a : b) : a.remaining <= b.remaining ? a : b));
     const reset = Math.max(1, last.ttlInSeconds);
     reply.header('ratelimit-limit', last.max).header('ratelimit-remaining', last.remaining).header('ratelimit-reset', reset);
     if (last.isExceeded && enforce) {

@@ -4,7 +4,6 @@
  * (`FOR UPDATE SKIP LOCKED`), so the purge never waits on or blocks a request.
  */
 import { sql, type SQL } from 'drizzle-orm';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/client.ts';
 import { oauthAuthorizationCodes, oauthRefreshTokens, signInFailures } from '../db/schema.ts';
 import type { OAuthSettings } from './settings.ts';
@@ -56,26 +55,4 @@ export async function purgeExpiredGrants(db: Db, settings: Pick<OAuthSettings, '
     ),
   ];
   return counts.reduce((a, b) => a + b, 0);
-}
-
-/** Runs the purge every `purgeIntervalMs` (unref'd); failures are logged and retried next round. Returns the stop function. */
-export function startGrantPurge(db: Db, log: FastifyBaseLogger, settings: OAuthSettings): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = purgeExpiredGrants(db, settings)
-      .then((deleted) => {
-        if (deleted > 0) log.info({ deleted }, 'expired OAuth codes, refresh tokens and sign-in failures purged');
-      })
-      .catch((error: unknown) => log.warn({ err: error }, 'OAuth purge failed; retrying next round'))
-      .finally(() => {
-        running = undefined;
-      });
-  }, settings.purgeIntervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    // The database closes after this: let a round in progress finish first.
-    await running;
-  };
 }

@@ -17,7 +17,8 @@ import { CsrfTokens } from './csrf.ts';
 import { sendOAuthError } from './errors.ts';
 import { parseForm } from './params.ts';
 import { issuerOf, METADATA_PATH, registerMetadata } from './metadata.ts';
-import { startGrantPurge } from './purge.ts';
+import { purgeExpiredGrants } from './purge.ts';
+import { startPurge } from '../lib/purge.ts';
 import { oauthRateLimit } from './rate-limit.ts';
 import { revokeEndpoint } from './revoke.ts';
 import { purposeKey, resolveOAuthSettings, type OAuthOptions } from './settings.ts';
@@ -72,7 +73,9 @@ export async function registerOAuth(app: FastifyInstance, deps: OAuthDeps): Prom
   };
   const limited = oauthRateLimit(app, settings.rateLimit);
 
-  const stopPurge = startGrantPurge(deps.db, app.log, settings);
+  const stopPurge = startPurge(app.log, settings.purgeIntervalMs, 'expired OAuth codes, refresh tokens and sign-in failures', () =>
+    purgeExpiredGrants(deps.db, settings),
+  );
   // preClose: before the app's onClose hook closes the database.
   app.addHook('preClose', async () => {
     await stopPurge();

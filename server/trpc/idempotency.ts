@@ -14,7 +14,6 @@
  */
 import { createHmac } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/client.ts';
 import { statement } from '../db/statements.ts';
 import { idempotencyKeys } from '../db/schema.ts';
@@ -298,29 +297,4 @@ function rowCount(result: unknown): number {
   if (typeof r.count === 'number') return r.count;
   if (typeof r.affectedRows === 'number') return r.affectedRows;
   return 0;
-}
-
-/**
- * Runs `purgeExpiredKeys` every `intervalMs` (unref'd: it never keeps the process alive).
- * Failures are logged and the next round tries again. Returns the stop function (for onClose).
- */
-export function startKeyPurge(db: Db, log: FastifyBaseLogger, intervalMs: number): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = purgeExpiredKeys(db)
-      .then((deleted) => {
-        if (deleted > 0) log.info({ deleted }, 'expired idempotency keys purged');
-      })
-      .catch((error: unknown) => log.warn({ err: error }, 'idempotency key purge failed; retrying next round'))
-      .finally(() => {
-        running = undefined;
-      });
-  }, intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    // The database closes after this: let a round in progress finish first.
-    await running;
-  };
 }

@@ -172,9 +172,9 @@ describe.skipIf(!runHere)('database outage and locked rows answer 503 service-un
     it('answers again once PostgreSQL is back, without restarting the app', async () => {
       server.start();
       const health = await app.inject({ method: 'GET', url: '/api/health' });
-      expect(health.statusCode).toBe(200);
+      expect(health.statusCode, health.body).toBe(200);
       const read = await request({ method: 'GET', url: `/api/v1/products/${productId}` });
-      expect(read.statusCode).toBe(200);
+      expect(read.statusCode, read.body).toBe(200);
       const write = await request({ method: 'POST', url: '/api/v1/products', payload: productInput() });
       expect(write.statusCode).toBe(201);
     }, 60_000);

@@ -1,0 +1,100 @@
+/**
+ * Rate-limit counters in the service's own database, for `@fastify/rate-limit` when no Redis is
+ * configured: every instance on one database counts against the same limit, as the contract's
+ * limits mean (a process's memory would give each instance a limit of its own).
+ *
+ * One statement per count, an upsert of the caller's row: the first hit of a window inserts it
+ * (`hits` 1, `resets_at` a window from now); later hits add one, or start a new window once the
+ * row's has ended. The database's clock decides, so instances with skewed clocks agree, and the
+ * row's lock orders concurrent hits, so none is lost. The semantics are those of the plugin's
+ * Redis store (a fixed window from the first hit).
+ */
+import type { FastifyRateLimitStore } from '@fastify/rate-limit';
+import { sql } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { rateLimitCounters as counters } from '../db/schema.ts';
+import { statement } from '../db/statements.ts';
+
+/** A count that has not answered by then is given up (the limiter fails open), as Redis's command timeout does. */
+export const COUNT_TIMEOUT_MS = 500;
+
+/** Counts stop at this, well inside `integer`: past the limit, more counting changes nothing. */
+const MAX_HITS = 2_147_483_646;
+
+const expired = sql`${counters.resetsAt} <= now()`;
+
+const countHit = statement('rate_limit_count', (db) =>
+  db
+    .insert(counters)
+    .values({
+      key: sql.placeholder('key'),
+      hits: 1,
+      resetsAt: sql`now() + ${sql.placeholder('windowMs')}::float8 * interval '1 millisecond'`,
+    })
+    .onConflictDoUpdate({
+      target: counters.key,
+      set: {
+        hits: sql`case when ${expired} then 1 else least(${counters.hits}, ${sql.raw(String(MAX_HITS))}) + 1 end`,
+        resetsAt: sql`case when ${expired} then excluded.resets_at else ${counters.resetsAt} end`,
+      },
+    })
+    .returning({
+      hits: counters.hits,
+      ttlMs: sql<number>`(extract(epoch from ${counters.resetsAt} - now()) * 1000)::float8`,
+    }),
+);
+
+/**
+ * A counter store of `@fastify/rate-limit`. Keys need no prefix per limiter: the service's keys
+ * (`sub:`, `ip:`) and /oauth's (`oauth:ip:`) already differ.
+ */
+export class DatabaseCounterStore implements FastifyRateLimitStore {
+  constructor(private readonly db: Db) {}
+
+  // The plugin passes each limiter's window (ms) and limit after the callback; its types omit them.
+  incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow?: number): void {
+    if (timeWindow === undefined) {
+      callback(new Error('the rate-limit plugin passed no time window'));
+      return;
+    }
+    // The first of the answer, a failure (thrown or rejected) and the timeout is the callback's;
+    // nothing is left to reject unheard.
+    let answered = false;
+    const answer = (error: Error | null, result?: { current: number; ttl: number }) => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(timer);
+      callback(error, result);
+    };
+    const timer = setTimeout(() => answer(new Error(`the rate-limit count did not answer within ${COUNT_TIMEOUT_MS} ms`)), COUNT_TIMEOUT_MS);
+    const failed = (error: unknown) => answer(error instanceof Error ? error : new Error(String(error)));
+    try {
+      countHit(this.db, { key, windowMs: timeWindow }).then((rows) => {
+        const row = rows[0];
+        if (row === undefined) answer(new Error('the rate-limit count returned no row'));
+        else answer(null, { current: row.hits, ttl: Math.max(0, Math.ceil(row.ttlMs)) });
+      }, failed);
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  child(): FastifyRateLimitStore {
+    return this;
+  }
+}
+
+/** The plugin's `store` option: a class it constructs itself (with its options, which this store does not need). */
+export function databaseCounterStore(db: Db): new () => FastifyRateLimitStore {
+  return class extends DatabaseCounterStore {
+    constructor() {
+      super(db);
+    }
+  };
+}
+
+/** Deletes the counters whose window has ended (an ended window counts as no row). Returns how many. */
+export async function purgeExpiredCounters(db: Db): Promise<number> {
+  const deleted = await db.delete(counters).where(expired).returning({ key: counters.key });
+  return deleted.length;
+}
