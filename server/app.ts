@@ -37,8 +37,9 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /**
    * Requests (tRPC calls) per window per caller (`sub`, else client IP), counted in Redis when
-   * `redisUrl` is set, else in the database; either way shared by every instance. Every response
-   * carries RateLimit-*.
+   * `redisUrl` is set, else in the database on PostgreSQL (either way shared by every instance)
+   * and in memory on PGlite (whose data directory admits one process). Every response carries
+   * RateLimit-*.
    */
   rateLimit?: RateLimitOptions;
   /** Browser origins allowed by CORS (`'*'`: any); none by default. */
@@ -156,7 +157,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     closing = true;
   });
 
-  const rateLimiter = await registerRateLimit(app, database.counters ?? database.db, options.rateLimit ?? { max: 600, timeWindow: '1 minute' });
+  const rateLimiter = await registerRateLimit(
+    app,
+    database.kind === 'postgres' ? (database.counters ?? database.db) : undefined,
+    options.rateLimit ?? { max: 600, timeWindow: '1 minute' },
+    MAX_TRPC_BATCH,
+  );
   limiter = rateLimiter;
   app.decorateRequest('caller', null);
   app.addHook('onRequest', async (request, reply) => {
@@ -193,11 +199,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const idempotency: IdempotencySettings = { ...defaultIdempotencySettings, ...idempotencyOverrides };
   // Without a secret, the process's own key: cursors then hold within this process only.
   const cursors = options.cursorSecret === undefined ? processCursors : new CursorCodec(options.cursorSecret);
-  // Expired idempotency keys and rate-limit counters go in the background; stopped before the
-  // database closes.
+  // Expired idempotency keys (and on PostgreSQL rate-limit counters) go in the background; stopped
+  // before the database closes.
   const stopPurges = [
     startPurge(app.log, purgeIntervalMs, 'expired idempotency keys', () => purgeExpiredKeys(database.db)),
-    startPurge(app.log, purgeIntervalMs, 'expired rate-limit counters', () => purgeExpiredCounters(database.counters ?? database.db)),
+    ...(database.kind === 'postgres'
+      ? [startPurge(app.log, purgeIntervalMs, 'expired rate-limit counters', () => purgeExpiredCounters(database.counters ?? database.db))]
+      : []),
   ];
   app.addHook('onClose', async () => {
     await Promise.all(stopPurges.map((stop) => stop()));

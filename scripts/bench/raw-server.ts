@@ -145,7 +145,7 @@ async function count(reply: FastifyReply, key: string): Promise<void> {
   reply
     .header('ratelimit-limit', rateLimitMax)
     .header('ratelimit-remaining', Math.max(0, rateLimitMax - row.hits))
-    .header('ratelimit-reset', Math.max(1, Math.ceil(row.ttl_ms / 1000)));
+    .header('ratelimit-reset', Math.max(1, Math.ceil(Math.min(RATE_LIMIT_WINDOW_MS, Math.ceil(row.ttl_ms)) / 1000)));
   if (row.hits > rateLimitMax) throw new Problem(429, 'rate limited');
 }
 
@@ -533,7 +533,7 @@ await app.listen({ host: '127.0.0.1', port });
 
 async function stop(): Promise<void> {
   await app.close();
-  await sql.end({ timeout: 5 });
+  await Promise.all([sql.end({ timeout: 5 }), counterSql.end({ timeout: 5 })]);
   process.exit(0);
 }
 process.on('SIGTERM', () => void stop());

@@ -72,7 +72,9 @@ export class DatabaseCounterStore implements FastifyRateLimitStore {
       countHit(this.db, { key, windowMs: timeWindow }).then((rows) => {
         const row = rows[0];
         if (row === undefined) answer(new Error('the rate-limit count returned no row'));
-        else answer(null, { current: row.hits, ttl: Math.max(0, Math.ceil(row.ttlMs)) });
+        // `resets_at` keeps milliseconds and `now()` microseconds: a fresh window can read 0.5 ms
+        // longer than itself, so the time left is bounded by the window.
+        else answer(null, { current: row.hits, ttl: Math.min(timeWindow, Math.max(0, Math.ceil(row.ttlMs))) });
       }, failed);
     } catch (error) {
       failed(error);

@@ -4,8 +4,9 @@
  * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.
  *
  * `@fastify/rate-limit` does the counting; its store is Redis when one is configured, else the
- * service's database (server/http/rate-limit-store.ts), never a process's memory: every instance on
- * one database or one Redis counts against the same limit. Its per-route hooks cannot do the rest: they never run for answers
+ * service's PostgreSQL database (server/http/rate-limit-store.ts), not a process's memory: every
+ * instance on one database or one Redis counts against the same limit (PGlite, one process's
+ * database, counts in memory). Its per-route hooks cannot do the rest: they never run for answers
  * given before the route (404 for unknown paths, 401 for a bad token, 406) and they count a tRPC
  * batch as one request. So the plugin is registered with `global: false` and its documented manual
  * limiter (`createRateLimit`, meant for tRPC and GraphQL) is called from the app's onRequest hook,
@@ -30,7 +31,7 @@ export interface RateLimitOptions {
   redisUrl?: string | undefined;
 }
 
-/** `undefined`: counters in the database (its own health check covers them); otherwise Redis's state. */
+/** `undefined`: counters in the database or in memory (nothing of their own to check); otherwise Redis's state. */
 export type RateLimitStoreState = 'ok' | 'unavailable' | undefined;
 
 export interface RateLimiter {
@@ -60,7 +61,13 @@ export function callsIn(url: string): number {
   return url.slice(TRPC_PREFIX.length, query).split(/,|%2C/i).length;
 }
 
-export async function registerRateLimit(app: FastifyInstance, db: Db, options: RateLimitOptions): Promise<RateLimiter> {
+/**
+ * `counters`: the database handle counts run on (server/http/rate-limit-store.ts), or undefined for
+ * the plugin's memory store (PGlite: its data directory admits one process, so its memory is the
+ * only instance's); Redis when `options.redisUrl` is set. `maxBatch`: the calls a /trpc batch may
+ * carry (more is refused with 400 anyway), so a crafted URL cannot queue more counts than that.
+ */
+export async function registerRateLimit(app: FastifyInstance, counters: Db | undefined, options: RateLimitOptions, maxBatch: number): Promise<RateLimiter> {
   // Logged once per outage, not once per request; health reports it meanwhile.
   let storeDown = false;
   const storeFailed = (error: unknown): void => {
@@ -95,7 +102,7 @@ export async function registerRateLimit(app: FastifyInstance, db: Db, options: R
     keyGenerator: (request) => (request.caller ? `sub:${request.caller.sub}` : `ip:${addressKey(request.ip)}`),
     // Fail open: a store error (Redis or the database down or slow) lets the request through uncounted.
     skipOnError: true,
-    ...(redis ? { redis, nameSpace: 'order-service:rate-limit:' } : { store: databaseCounterStore(db) }),
+    ...(redis ? { redis, nameSpace: 'order-service:rate-limit:' } : counters ? { store: databaseCounterStore(counters) } : {}),
   });
   const limit = app.createRateLimit();
 
@@ -110,8 +117,9 @@ export async function registerRateLimit(app: FastifyInstance, db: Db, options: R
     // atomic INCR in Redis, an upsert under the row's lock in the database). The batch is refused
     // whole when its last call does not fit in what remains: its calls still count, as a refused
     // request does. Past `max + 1` further increments change nothing (the caller is refused until
-    // the window resets), so a huge batch costs at most `max + 1` store operations.
-    const weight = Math.min(callsIn(request.url), options.max + 1);
+    // the window resets), so a huge batch costs at most `max + 1` store operations; and a batch past
+    // `maxBatch` calls is refused whole, so at most `maxBatch + 1` are counted.
+    const weight = Math.min(callsIn(request.url), options.max + 1, maxBatch + 1);
     // One call (every REST request) without the batch's array of increments.
     const outcomes = weight === 1 ? [await limit(request)] : await Promise.all(Array.from({ length: weight }, () => limit(request)));
     const results = outcomes.filter((r): r is Counted => !r.isAllowed);
