@@ -18,6 +18,13 @@ import { statement } from '../db/statements.ts';
 /** A count that has not answered by then is given up (the limiter fails open), as Redis's command timeout does. */
 export const COUNT_TIMEOUT_MS = 500;
 
+/**
+ * Counts sent and not yet settled, at most: past it a count fails open at once. A count given up
+ * at the timeout still runs, so without a bound a slow database would collect a queue that grows
+ * with the request rate.
+ */
+export const MAX_COUNTS_IN_FLIGHT = 1024;
+
 /** Counts stop at this, well inside `integer`: past the limit, more counting changes nothing. */
 const MAX_HITS = 2_147_483_646;
 
@@ -49,12 +56,26 @@ const countHit = statement('rate_limit_count', (db) =>
  * (`sub:`, `ip:`) and /oauth's (`oauth:ip:`) already differ.
  */
 export class DatabaseCounterStore implements FastifyRateLimitStore {
-  constructor(private readonly db: Db) {}
+  private inFlight = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly maxInFlight = MAX_COUNTS_IN_FLIGHT,
+  ) {}
+
+  /** Counts sent and not yet settled (answered, failed, or still running after the timeout). */
+  get pending(): number {
+    return this.inFlight;
+  }
 
   // The plugin passes each limiter's window (ms) and limit after the callback; its types omit them.
   incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow?: number): void {
     if (timeWindow === undefined) {
       callback(new Error('the rate-limit plugin passed no time window'));
+      return;
+    }
+    if (this.inFlight >= this.maxInFlight) {
+      callback(new Error(`${this.inFlight} rate-limit counts are still running`));
       return;
     }
     // The first of the answer, a failure (thrown or rejected) and the timeout is the callback's;
@@ -68,8 +89,14 @@ export class DatabaseCounterStore implements FastifyRateLimitStore {
     };
     const timer = setTimeout(() => answer(new Error(`the rate-limit count did not answer within ${COUNT_TIMEOUT_MS} ms`)), COUNT_TIMEOUT_MS);
     const failed = (error: unknown) => answer(error instanceof Error ? error : new Error(String(error)));
+    const settled = () => {
+      this.inFlight--;
+    };
     try {
-      countHit(this.db, { key, windowMs: timeWindow }).then((rows) => {
+      const counting = countHit(this.db, { key, windowMs: timeWindow });
+      this.inFlight++;
+      counting.then(settled, settled);
+      counting.then((rows) => {
         const row = rows[0];
         if (row === undefined) answer(new Error('the rate-limit count returned no row'));
         // `resets_at` keeps milliseconds and `now()` microseconds: a fresh window can read 0.5 ms

@@ -58,6 +58,20 @@ describe('the database counter store', () => {
     expect(counts.map((c) => c.current).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
   });
 
+  it('past its bound of counts in flight a count fails at once (fail open), and counts again once they settle', async () => {
+    const store = new DatabaseCounterStore(database.db, 2);
+    const count = () =>
+      new Promise<Error | number>((resolve) => {
+        store.incr('ip:bounded', (error, result) => resolve(error ?? result?.current ?? -1), 60_000);
+      });
+    const [one, two, three] = [count(), count(), count()];
+    expect(store.pending).toBe(2);
+    expect(await three).toBeInstanceOf(Error);
+    expect([await one, await two].sort()).toEqual([1, 2]);
+    expect(store.pending).toBe(0);
+    expect(await count()).toBe(3);
+  });
+
   it('the store answers an error, not a guess, when the plugin names no window', async () => {
     const store = new DatabaseCounterStore(database.db);
     const error = await new Promise((resolve) => store.incr('ip:none', (e) => resolve(e)));
