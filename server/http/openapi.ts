@@ -417,7 +417,9 @@ function buildOperation(route: RestRoute): ZodOpenApiOperationObject {
   const responses: Record<string, ZodOpenApiResponseObject> = {};
   if (creating) {
     responses['200'] = {
-      description: `Replayed: a request with this ${IDEMPOTENCY_HEADER} already succeeded; its stored result (same body, Location and ETag), nothing created again.`,
+      description: route.rest.notReplayed?.length
+        ? `Replayed: a request with this ${IDEMPOTENCY_HEADER} already succeeded; its stored result without ${route.rest.notReplayed.map((f) => `\`${f}\``).join(', ')} (shown only once), so the body and ETag are those GET answers; the same Location; nothing created again.`
+        : `Replayed: a request with this ${IDEMPOTENCY_HEADER} already succeeded; its stored result (same body, Location and ETag), nothing created again.`,
       headers: headers(...success, 'Idempotent-Replayed'),
       ...(content ? { content } : {}),
     };
