@@ -36,6 +36,15 @@ export const products = pgTable(
   (t) => [
     uniqueIndex('products_sku_key').on(t.sku),
     index('products_category_idx').on(t.category),
+    // The list's single-field sorts over live products (the list's own filter), each ending with id
+    // ascending as the list does, so `-price` is `price desc, id asc`: an index per direction
+    // (`desc` as ORDER BY means it, nulls first), which a page reads in order instead of sorting
+    // the whole catalogue.
+    ...(['name', 'price', 'createdAt'] as const).flatMap((field) => {
+      const name = `products_${field === 'createdAt' ? 'created' : field}`;
+      const live = sql`${t.archivedAt} is null`;
+      return [index(`${name}_idx`).on(t[field], t.id).where(live), index(`${name}_desc_idx`).on(t[field].desc().nullsFirst(), t.id).where(live)];
+    }),
     check('products_stock_nonnegative', sql`${t.stock} >= 0`),
     check('products_price_nonnegative', sql`${t.price} >= 0`),
   ],
