@@ -6311,7 +6311,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result (same body, Location and ETag), nothing created again. */
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result without `client_secret` (shown only once), so the body and ETag are those GET answers; the same Location; nothing created again. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
