@@ -157,12 +157,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     closing = true;
   });
 
-  const rateLimiter = await registerRateLimit(
-    app,
-    database.kind === 'postgres' ? (database.counters ?? database.db) : undefined,
-    options.rateLimit ?? { max: 600, timeWindow: '1 minute' },
-    MAX_TRPC_BATCH,
-  );
+  const rateLimiter = await registerRateLimit(app, database.counters, options.rateLimit ?? { max: 600, timeWindow: '1 minute' }, MAX_TRPC_BATCH);
   limiter = rateLimiter;
   app.decorateRequest('caller', null);
   app.addHook('onRequest', async (request, reply) => {
@@ -199,13 +194,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const idempotency: IdempotencySettings = { ...defaultIdempotencySettings, ...idempotencyOverrides };
   // Without a secret, the process's own key: cursors then hold within this process only.
   const cursors = options.cursorSecret === undefined ? processCursors : new CursorCodec(options.cursorSecret);
-  // Expired idempotency keys (and on PostgreSQL rate-limit counters) go in the background; stopped
-  // before the database closes.
+  // Expired idempotency keys (and rate-limit counters, when the database holds them) go in the
+  // background; stopped before the database closes.
+  const { counters } = database;
   const stopPurges = [
     startPurge(app.log, purgeIntervalMs, 'expired idempotency keys', () => purgeExpiredKeys(database.db)),
-    ...(database.kind === 'postgres'
-      ? [startPurge(app.log, purgeIntervalMs, 'expired rate-limit counters', () => purgeExpiredCounters(database.counters ?? database.db))]
-      : []),
+    ...(counters ? [startPurge(app.log, purgeIntervalMs, 'expired rate-limit counters', () => purgeExpiredCounters(counters))] : []),
   ];
   app.addHook('onClose', async () => {
     await Promise.all(stopPurges.map((stop) => stop()));

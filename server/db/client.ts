@@ -17,10 +17,10 @@ export interface Database {
   db: Db;
   kind: 'pglite' | 'postgres';
   /**
-   * The handle rate-limit counts run on (server/http/rate-limit-store.ts); `db` when absent. On
-   * PostgreSQL a small pool of its own: a count runs before every request, so it must never wait
-   * behind the pool's queue (transactions holding every slot, connections being re-made after an
-   * outage) nor add to it.
+   * PostgreSQL: the handle rate-limit counts run on (server/http/rate-limit-store.ts), a small pool
+   * of its own: a count runs before every request, so it must never wait behind the pool's queue
+   * (transactions holding every slot, connections being re-made after an outage) nor add to it.
+   * Absent on PGlite, whose data directory admits one process: its counts stay in memory.
    */
   counters?: Db;
   /** Answers true when the database responds to a trivial query in time. */
