@@ -113,20 +113,37 @@ class Problem extends Error {
 }
 
 /** jose HS256 with the checks server/auth/tokens.ts makes (algorithm, issuer, audience, required claims, sub). */
+/**
+ * Verified tokens by their text, until they expire, the least recently used dropped beyond 4096:
+ * what the service does (server/auth/verified-tokens.ts), so neither verifies a token twice.
+ */
+const verified = new Map<string, { caller: Caller; exp: number }>();
+
 async function authenticate(request: FastifyRequest): Promise<Caller> {
   const header = request.headers.authorization;
   const token = header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
   if (!token) throw new Problem(401, 'missing token');
+  const known = verified.get(token);
+  if (known !== undefined) {
+    verified.delete(token);
+    if (known.exp > Math.floor(Date.now() / 1000)) {
+      verified.set(token, known);
+      return known.caller;
+    }
+  }
   let payload;
   try {
     ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], issuer, audience, requiredClaims: ['exp', 'iat', 'sub'] }));
   } catch {
     throw new Problem(401, 'invalid token');
   }
-  const { sub, role } = payload;
-  if (typeof sub !== 'string' || typeof role !== 'string') throw new Problem(401, 'invalid token');
+  const { sub, role, exp } = payload;
+  if (typeof sub !== 'string' || typeof role !== 'string' || exp === undefined) throw new Problem(401, 'invalid token');
   const userId = /^[1-9][0-9]{0,9}$/.test(sub) ? Number(sub) : undefined;
-  return { sub, role, userId: role === 'customer' || role === 'admin' ? userId : undefined };
+  const caller = { sub, role, userId: role === 'customer' || role === 'admin' ? userId : undefined };
+  if (verified.size >= 4096) verified.delete(verified.keys().next().value as string);
+  verified.set(token, { caller, exp });
+  return caller;
 }
 
 /**

@@ -3,6 +3,7 @@ import { decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT, type J
 import { z } from 'zod';
 import { DomainError } from '../errors/problems.ts';
 import { EXTERNAL_ALGORITHMS, ExternalIssuer, KeySetUnavailable, NotAnAccessToken, type JwksSettings } from './jwks.ts';
+import { VerifiedTokens } from './verified-tokens.ts';
 
 export type Role = 'customer' | 'admin' | 'service';
 
@@ -68,6 +69,12 @@ const ClaimsSchema = z.object({
 /** Claims every accepted token carries, ours or the external server's. */
 const REQUIRED_CLAIMS = ['exp', 'iat', 'sub'];
 
+/**
+ * How many verified tokens of our own secret a process remembers (server/auth/verified-tokens.ts):
+ * about 1 KB each, so a few MB at most.
+ */
+export const VERIFIED_TOKENS_KEPT = 4096;
+
 export class TokenService {
   private readonly key: Uint8Array;
   /**
@@ -76,6 +83,11 @@ export class TokenService {
    */
   private readonly cryptoKey: Promise<webcrypto.CryptoKey>;
   private readonly external: ExternalIssuer | undefined;
+  /**
+   * Tokens signed with our secret, already verified. Not those of the external server: its key
+   * set may drop a key before the tokens it signed expire, and only a new verification sees that.
+   */
+  private readonly verified = new VerifiedTokens<Caller>(VERIFIED_TOKENS_KEPT);
 
   constructor(private readonly settings: TokenSettings) {
     this.key = new TextEncoder().encode(settings.secret);
@@ -118,21 +130,16 @@ export class TokenService {
   async authenticate(header: string | undefined): Promise<Caller | null> {
     if (header === undefined) return null;
     const match = /^Bearer +([A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]*)\s*$/i.exec(header);
-    if (!match?.[1]) throw invalidToken('The Authorization header must be "Bearer <access token>".');
-    const payload = await this.verify(match[1]);
+    const token = match?.[1];
+    if (!token) throw invalidToken('The Authorization header must be "Bearer <access token>".');
+    const known = this.verified.get(token, epochSeconds());
+    if (known) return known;
+    const { payload, ours } = await this.verify(token);
     // The same rules for every token, whoever signed it.
-    checkLifetime(payload);
-    const claims = ClaimsSchema.safeParse(payload);
-    if (!claims.success) throw invalidToken('The access token lacks a valid sub or role claim.');
-    const { sub, role, name, scope } = claims.data;
-    // RFC 6749 section 3.3: space-delimited. No claim at all is not the same as an empty one.
-    const granted = new Set(scope?.split(' ').filter(Boolean) ?? []);
-    if (role === 'service') return { sub, clientId: sub, role, name, scopes: granted };
-    // One user, one spelling: `1e0`, ` 1`, `0x1` or `01` would otherwise be user 1 under another
-    // `sub` (and so another rate-limit bucket and idempotency scope).
-    const userId = CANONICAL_USER_ID.test(sub) ? Number(sub) : Number.NaN;
-    if (!(userId >= 1 && userId <= MAX_USER_ID)) throw invalidToken('The access token subject is not a user id.');
-    return { sub, userId, role, name, scopes: scope === undefined ? 'all' : granted };
+    const exp = checkLifetime(payload);
+    const caller = callerOf(payload);
+    if (ours) this.verified.set(token, caller, exp);
+    return caller;
   }
 
   /**
@@ -142,7 +149,7 @@ export class TokenService {
    * path pins its own algorithms, so an HS256 token signed with a public key (algorithm confusion)
    * is checked against our secret and fails.
    */
-  private async verify(token: string): Promise<JWTPayload> {
+  private async verify(token: string): Promise<{ payload: JWTPayload; ours: boolean }> {
     let alg: unknown;
     try {
       ({ alg } = decodeProtectedHeader(token));
@@ -152,9 +159,11 @@ export class TokenService {
     try {
       if (alg === 'HS256') {
         const options = { algorithms: ['HS256'], issuer: this.settings.issuer, audience: this.settings.audience, requiredClaims: REQUIRED_CLAIMS };
-        return (await jwtVerify(token, await this.cryptoKey, options)).payload;
+        return { payload: (await jwtVerify(token, await this.cryptoKey, options)).payload, ours: true };
       }
-      if (this.external && typeof alg === 'string' && EXTERNAL_ALGORITHMS.includes(alg)) return await this.external.verify(token);
+      if (this.external && typeof alg === 'string' && EXTERNAL_ALGORITHMS.includes(alg)) {
+        return { payload: await this.external.verify(token), ours: false };
+      }
     } catch (error) {
       if (error instanceof KeySetUnavailable) throw keySetUnavailable(error);
       throw invalidToken(describeJoseError(error));
@@ -163,18 +172,40 @@ export class TokenService {
   }
 }
 
+/** Now in whole seconds since the epoch, as jose compares `exp` and `nbf`. */
+const epochSeconds = (): number => Math.floor(Date.now() / 1000);
+
 /**
  * `iat` is required, may lie at most CLOCK_SKEW_SECONDS in the future, and `exp - iat` at most
  * MAX_ACCESS_TOKEN_TTL_SECONDS. By hand rather than with jose's `clockTolerance`, which would
- * also accept an `exp` that has already passed.
+ * also accept an `exp` that has already passed. Returns `exp`.
  */
-function checkLifetime(payload: { iat?: number; exp?: number }): void {
+function checkLifetime(payload: { iat?: number; exp?: number }): number {
   const { iat, exp } = payload;
   if (iat === undefined || exp === undefined) throw invalidToken('The access token needs iat and exp claims.');
-  if (iat > Math.floor(Date.now() / 1000) + CLOCK_SKEW_SECONDS) throw invalidToken('The access token claim "iat" lies in the future.');
+  if (iat > epochSeconds() + CLOCK_SKEW_SECONDS) throw invalidToken('The access token claim "iat" lies in the future.');
   if (exp - iat > MAX_ACCESS_TOKEN_TTL_SECONDS) {
     throw invalidToken(`The access token lives longer than ${MAX_ACCESS_TOKEN_TTL_SECONDS} seconds (exp - iat).`);
   }
+  return exp;
+}
+
+/**
+ * The caller a verified token's claims name. Frozen: a remembered token's caller is the same
+ * object on each of its requests.
+ */
+function callerOf(payload: JWTPayload): Caller {
+  const claims = ClaimsSchema.safeParse(payload);
+  if (!claims.success) throw invalidToken('The access token lacks a valid sub or role claim.');
+  const { sub, role, name, scope } = claims.data;
+  // RFC 6749 section 3.3: space-delimited. No claim at all is not the same as an empty one.
+  const granted = new Set(scope?.split(' ').filter(Boolean) ?? []);
+  if (role === 'service') return Object.freeze({ sub, clientId: sub, role, name, scopes: granted });
+  // One user, one spelling: `1e0`, ` 1`, `0x1` or `01` would otherwise be user 1 under another
+  // `sub` (and so another rate-limit bucket and idempotency scope).
+  const userId = CANONICAL_USER_ID.test(sub) ? Number(sub) : Number.NaN;
+  if (!(userId >= 1 && userId <= MAX_USER_ID)) throw invalidToken('The access token subject is not a user id.');
+  return Object.freeze({ sub, userId, role, name, scopes: scope === undefined ? 'all' : granted });
 }
 
 function describeJoseError(error: unknown): string {

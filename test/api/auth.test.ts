@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { SignJWT, type JWTPayload } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS, TokenService } from '../../server/auth/tokens.ts';
 import { createTestApp, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
 import { expectProblem } from '../helpers/problems.ts';
@@ -246,6 +246,47 @@ describe('tokens minted elsewhere with the same secret, issuer and audience are 
     const res = await getWith(`/api/v1/users/${customer.id}`, `Bearer ${token}`);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ id: customer.id });
+  });
+});
+
+describe('a token verified once is not trusted beyond what verifying it again would allow', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a token accepted a moment ago is refused once it expires (exp <= now), on REST and /trpc', async () => {
+    const exp = now() + 30;
+    const token = await signToken(adminClaims(), { exp });
+    expect((await getWith(PROTECTED, `Bearer ${token}`)).statusCode).toBe(200);
+    expect((await getWith(PROTECTED, `Bearer ${token}`)).statusCode).toBe(200);
+
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime((exp - 1) * 1000);
+    expect((await getWith(PROTECTED, `Bearer ${token}`)).statusCode).toBe(200);
+    vi.setSystemTime(exp * 1000);
+    const refused = await getWith(PROTECTED, `Bearer ${token}`);
+    expectInvalidToken(refused);
+    expect(refused.json().detail).toBe('The access token has expired.');
+    const trpc = await getWith('/trpc/users.list', `Bearer ${token}`);
+    expect(trpc.statusCode).toBe(401);
+  });
+
+  it('the accepted token with one character of its signature changed is refused', async () => {
+    const token = await signToken(adminClaims());
+    expect((await getWith(PROTECTED, `Bearer ${token}`)).statusCode).toBe(200);
+    const [header, payload, signature = ''] = token.split('.');
+    // The first character: the last one of a base64url signature may carry only padding bits.
+    const forged = `${header}.${payload}.${signature[0] === 'A' ? 'B' : 'A'}${signature.slice(1)}`;
+    expectInvalidToken(await getWith(PROTECTED, `Bearer ${forged}`));
+    expect((await getWith(PROTECTED, `Bearer ${token}`)).statusCode).toBe(200);
+  });
+
+  it('a customer token remembered for one request still names only its own customer', async () => {
+    const token = await signToken({ sub: String(customer.id), role: 'customer' });
+    for (let i = 0; i < 2; i++) {
+      expect((await getWith(`/api/v1/users/${customer.id}`, `Bearer ${token}`)).statusCode).toBe(200);
+      expectProblem(await getWith(`/api/v1/users/${t.admin.id}`, `Bearer ${token}`), 404, 'not-found');
+    }
   });
 });
 

@@ -295,7 +295,8 @@ describe('key rotation: a new kid makes the service fetch the set again', () => 
     const server = await startKeyServer([old.jwk]);
     try {
       const service = new TokenService({ ...TEST_JWT, jwks: settings(server) });
-      expect(await refusalOf(service, await externalToken(old, admin()))).toBeUndefined();
+      const accepted = await externalToken(old, admin());
+      expect(await refusalOf(service, accepted)).toBeUndefined();
       expect(server.fetches).toBe(1);
 
       const fresh = await signingKey('ES256', 'rotating-2');
@@ -308,8 +309,10 @@ describe('key rotation: a new kid makes the service fetch the set again', () => 
       vi.setSystemTime(Date.now() + 31_000);
       expect(await refusalOf(service, await externalToken(fresh, admin()))).toBeUndefined();
       expect(server.fetches).toBe(2);
-      // The old key is gone from the set now held.
+      // The old key is gone from the set now held: a token it signs is refused, and so is the one
+      // accepted before (an external token is verified every time, never remembered).
       expect((await refusalOf(service, await externalToken(old, admin())))?.slug).toBe('unauthorized');
+      expect((await refusalOf(service, accepted))?.slug).toBe('unauthorized');
     } finally {
       await server.close();
     }
