@@ -14,6 +14,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { rateLimitCounters as counters } from '../db/schema.ts';
 import { statement } from '../db/statements.ts';
+import { deleteInBatches } from '../lib/purge.ts';
 
 /** A count that has not answered by then is given up (the limiter fails open), as Redis's command timeout does. */
 export const COUNT_TIMEOUT_MS = 500;
@@ -122,8 +123,8 @@ export function databaseCounterStore(db: Db): new () => FastifyRateLimitStore {
   };
 }
 
-/** Deletes the counters whose window has ended (an ended window counts as no row). Returns how many. */
-export async function purgeExpiredCounters(db: Db): Promise<number> {
-  const deleted = await db.delete(counters).where(expired).returning({ key: counters.key });
-  return deleted.length;
-}
+/**
+ * Deletes the counters whose window has ended (an ended window counts as no row), in batches,
+ * skipping rows a count holds. Returns how many.
+ */
+export const purgeExpiredCounters = (db: Db): Promise<number> => deleteInBatches(db, counters, expired);

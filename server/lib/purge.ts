@@ -1,11 +1,45 @@
 /**
- * The background purges (expired idempotency keys, OAuth grants, rate-limit counters): `run` every
- * `intervalMs` (unref'd: it never keeps the process alive), one round at a time. A failure is
- * logged and the next round tries again. Returns the stop function, which lets a round in
- * progress finish, so call it before the database closes.
+ * The background purges (expired idempotency keys, OAuth grants, rate-limit counters): how they
+ * delete and how often they run.
  */
+import { sql, type SQL } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../db/client.ts';
 
+/** Rows one DELETE of a purge removes at most: short statements, short locks. */
+export const PURGE_BATCH = 1000;
+
+/**
+ * Deletes the rows of `table` matching `where`, a batch at a time. Rows a request holds are
+ * skipped, never waited for (`FOR UPDATE SKIP LOCKED`), so a purge never blocks a request; the
+ * next round finds them. Returns how many rows it deleted.
+ */
+export async function deleteInBatches(db: Db, table: PgTable, where: SQL): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await db.execute(sql`
+      delete from ${table} where ctid in (
+        select ctid from ${table} where ${where} limit ${PURGE_BATCH} for update skip locked)`);
+    const count = rowCount(deleted);
+    total += count;
+    if (count < PURGE_BATCH) return total;
+  }
+}
+
+/** Both drivers report a DELETE's row count, under different names. */
+function rowCount(result: unknown): number {
+  const r = result as { count?: unknown; affectedRows?: unknown };
+  if (typeof r.count === 'number') return r.count;
+  if (typeof r.affectedRows === 'number') return r.affectedRows;
+  return 0;
+}
+
+/**
+ * Runs `run` every `intervalMs` (unref'd: it never keeps the process alive), one round at a time.
+ * A failure is logged and the next round tries again. Returns the stop function, which lets a
+ * round in progress finish, so call it before the database closes.
+ */
 export function startPurge(log: FastifyBaseLogger, intervalMs: number, what: string, run: () => Promise<number>): () => Promise<void> {
   let running: Promise<void> | undefined;
   const timer = setInterval(() => {

@@ -19,6 +19,7 @@ import { statement } from '../db/statements.ts';
 import { idempotencyKeys } from '../db/schema.ts';
 import { DomainError } from '../errors/problems.ts';
 import { canonicalJson } from '../lib/etag.ts';
+import { deleteInBatches } from '../lib/purge.ts';
 import type { Context, IdempotencySettings } from './context.ts';
 import type { Meta } from './trpc.ts';
 
@@ -272,29 +273,8 @@ async function claimKey(
 }
 
 /** Expired keys deleted per statement: short statements, short locks. */
-const PURGE_BATCH = 1000;
-
 /**
  * Deletes expired keys in batches. Rows a request holds (an expired key being taken over) are
  * skipped, never waited for, so the purge never blocks a request. Returns how many it deleted.
  */
-export async function purgeExpiredKeys(db: Db): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const deleted = await db.execute(sql`
-      delete from ${idempotencyKeys} where ctid in (
-        select ctid from ${idempotencyKeys} where ${idempotencyKeys.expiresAt} < now()
-        limit ${PURGE_BATCH} for update skip locked)`);
-    const count = rowCount(deleted);
-    total += count;
-    if (count < PURGE_BATCH) return total;
-  }
-}
-
-/** Both drivers report a DELETE's row count, under different names. */
-function rowCount(result: unknown): number {
-  const r = result as { count?: unknown; affectedRows?: unknown };
-  if (typeof r.count === 'number') return r.count;
-  if (typeof r.affectedRows === 'number') return r.affectedRows;
-  return 0;
-}
+export const purgeExpiredKeys = (db: Db): Promise<number> => deleteInBatches(db, idempotencyKeys, sql`${idempotencyKeys.expiresAt} < now()`);
