@@ -112,13 +112,13 @@ class Problem extends Error {
   }
 }
 
-/** jose HS256 with the checks server/auth/tokens.ts makes (algorithm, issuer, audience, required claims, sub). */
 /**
  * Verified tokens by their text, until they expire, the least recently used dropped beyond 4096:
  * what the service does (server/auth/verified-tokens.ts), so neither verifies a token twice.
  */
 const verified = new Map<string, { caller: Caller; exp: number }>();
 
+/** jose HS256 with the checks server/auth/tokens.ts makes (algorithm, issuer, audience, required claims, sub). */
 async function authenticate(request: FastifyRequest): Promise<Caller> {
   const header = request.headers.authorization;
   const token = header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;

@@ -3,7 +3,7 @@ import { decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT, type J
 import { z } from 'zod';
 import { DomainError } from '../errors/problems.ts';
 import { EXTERNAL_ALGORITHMS, ExternalIssuer, KeySetUnavailable, NotAnAccessToken, type JwksSettings } from './jwks.ts';
-import { VerifiedTokens } from './verified-tokens.ts';
+import { VerifiedTokens, type Validity } from './verified-tokens.ts';
 
 export type Role = 'customer' | 'admin' | 'service';
 
@@ -136,9 +136,9 @@ export class TokenService {
     if (known) return known;
     const { payload, ours } = await this.verify(token);
     // The same rules for every token, whoever signed it.
-    const exp = checkLifetime(payload);
+    const validity = checkLifetime(payload);
     const caller = callerOf(payload);
-    if (ours) this.verified.set(token, caller, exp);
+    if (ours) this.verified.set(token, caller, validity);
     return caller;
   }
 
@@ -178,16 +178,17 @@ const epochSeconds = (): number => Math.floor(Date.now() / 1000);
 /**
  * `iat` is required, may lie at most CLOCK_SKEW_SECONDS in the future, and `exp - iat` at most
  * MAX_ACCESS_TOKEN_TTL_SECONDS. By hand rather than with jose's `clockTolerance`, which would
- * also accept an `exp` that has already passed. Returns `exp`.
+ * also accept an `exp` that has already passed. Returns the seconds in which the token's time
+ * claims are acceptable: from `iat - CLOCK_SKEW_SECONDS` (and `nbf`, which jose checked) until `exp`.
  */
-function checkLifetime(payload: { iat?: number; exp?: number }): number {
-  const { iat, exp } = payload;
+function checkLifetime(payload: { iat?: number; exp?: number; nbf?: number }): Validity {
+  const { iat, exp, nbf } = payload;
   if (iat === undefined || exp === undefined) throw invalidToken('The access token needs iat and exp claims.');
   if (iat > epochSeconds() + CLOCK_SKEW_SECONDS) throw invalidToken('The access token claim "iat" lies in the future.');
   if (exp - iat > MAX_ACCESS_TOKEN_TTL_SECONDS) {
     throw invalidToken(`The access token lives longer than ${MAX_ACCESS_TOKEN_TTL_SECONDS} seconds (exp - iat).`);
   }
-  return exp;
+  return { from: Math.max(iat - CLOCK_SKEW_SECONDS, nbf ?? -Infinity), until: exp };
 }
 
 /**

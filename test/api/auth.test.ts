@@ -256,19 +256,42 @@ describe('a token verified once is not trusted beyond what verifying it again wo
 
   it('a token accepted a moment ago is refused once it expires (exp <= now), on REST and /trpc', async () => {
     const exp = now() + 30;
-    const token = await signToken(adminClaims(), { exp });
-    expect((await getWith(PROTECTED, `Bearer ${token}`)).statusCode).toBe(200);
-    expect((await getWith(PROTECTED, `Bearer ${token}`)).statusCode).toBe(200);
+    const [rest, trpc] = [await signToken(adminClaims(), { exp }), await signToken(adminClaims(), { exp })];
+    for (let i = 0; i < 2; i++) {
+      expect((await getWith(PROTECTED, `Bearer ${rest}`)).statusCode).toBe(200);
+      expect((await getWith('/trpc/users.list', `Bearer ${trpc}`)).statusCode).toBe(200);
+    }
 
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime((exp - 1) * 1000);
-    expect((await getWith(PROTECTED, `Bearer ${token}`)).statusCode).toBe(200);
+    expect((await getWith(PROTECTED, `Bearer ${rest}`)).statusCode).toBe(200);
+    expect((await getWith('/trpc/users.list', `Bearer ${trpc}`)).statusCode).toBe(200);
     vi.setSystemTime(exp * 1000);
-    const refused = await getWith(PROTECTED, `Bearer ${token}`);
+    const refused = await getWith(PROTECTED, `Bearer ${rest}`);
     expectInvalidToken(refused);
     expect(refused.json().detail).toBe('The access token has expired.');
-    const trpc = await getWith('/trpc/users.list', `Bearer ${token}`);
-    expect(trpc.statusCode).toBe(401);
+    const refusedOnTrpc = await getWith('/trpc/users.list', `Bearer ${trpc}`);
+    expect(refusedOnTrpc.statusCode).toBe(401);
+    expect(refusedOnTrpc.headers['www-authenticate']).toContain('error="invalid_token"');
+  });
+
+  it('a token accepted a moment ago is refused when the clock is set back before its iat (less the 60 s skew)', async () => {
+    const token = await signToken(adminClaims(), { iat: now() - 10 });
+    expect((await getWith(PROTECTED, `Bearer ${token}`)).statusCode).toBe(200);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() - 120_000);
+    const refused = await getWith(PROTECTED, `Bearer ${token}`);
+    expectInvalidToken(refused);
+    expect(refused.json().detail).toBe('The access token claim "iat" lies in the future.');
+  });
+
+  it('a token refused after its signature checked out (lifetime, subject) is refused again, every time', async () => {
+    const tooLong = await signToken(adminClaims(), { iat: now() - 10, exp: now() - 10 + MAX_ACCESS_TOKEN_TTL_SECONDS + 1 });
+    const badSubject = await signToken({ sub: '01', role: 'admin' });
+    for (let i = 0; i < 2; i++) {
+      expectInvalidToken(await getWith(PROTECTED, `Bearer ${tooLong}`));
+      expectInvalidToken(await getWith(PROTECTED, `Bearer ${badSubject}`));
+    }
   });
 
   it('the accepted token with one character of its signature changed is refused', async () => {

@@ -4,16 +4,24 @@ import { VerifiedTokens } from '../../server/auth/verified-tokens.ts';
 describe('VerifiedTokens', () => {
   it('answers a stored token until its exp, and forgets it from exp on (exp <= now is expired)', () => {
     const tokens = new VerifiedTokens<string>(4);
-    tokens.set('a.b.c', 'caller', 1000);
+    tokens.set('a.b.c', 'caller', { from: 0, until: 1000 });
     expect(tokens.get('a.b.c', 999)).toBe('caller');
     expect(tokens.get('a.b.c', 1000)).toBeUndefined();
     expect(tokens.size).toBe(0);
     expect(tokens.get('a.b.c', 999)).toBeUndefined();
   });
 
+  it('answers a stored token only from the first second of its window on: a clock set back finds no entry', () => {
+    const tokens = new VerifiedTokens<string>(4);
+    tokens.set('a.b.c', 'caller', { from: 500, until: 1000 });
+    expect(tokens.get('a.b.c', 500)).toBe('caller');
+    expect(tokens.get('a.b.c', 499)).toBeUndefined();
+    expect(tokens.size).toBe(0);
+  });
+
   it('knows only exact texts', () => {
     const tokens = new VerifiedTokens<string>(4);
-    tokens.set('a.b.c', 'caller', 1000);
+    tokens.set('a.b.c', 'caller', { from: 0, until: 1000 });
     expect(tokens.get('a.b.C', 0)).toBeUndefined();
     expect(tokens.get('a.b.c ', 0)).toBeUndefined();
     expect(tokens.get('a.b.', 0)).toBeUndefined();
@@ -21,28 +29,28 @@ describe('VerifiedTokens', () => {
 
   it('holds at most its capacity, dropping the least recently used', () => {
     const tokens = new VerifiedTokens<number>(3);
-    for (const n of [1, 2, 3]) tokens.set(`t${n}`, n, 1000);
+    for (const n of [1, 2, 3]) tokens.set(`t${n}`, n, { from: 0, until: 1000 });
     expect(tokens.get('t1', 0)).toBe(1); // t2 is now the least recently used
-    tokens.set('t4', 4, 1000);
+    tokens.set('t4', 4, { from: 0, until: 1000 });
     expect(tokens.size).toBe(3);
     expect(tokens.get('t2', 0)).toBeUndefined();
     expect([tokens.get('t1', 0), tokens.get('t3', 0), tokens.get('t4', 0)]).toEqual([1, 3, 4]);
-    for (let n = 5; n < 100; n++) tokens.set(`t${n}`, n, 1000);
+    for (let n = 5; n < 100; n++) tokens.set(`t${n}`, n, { from: 0, until: 1000 });
     expect(tokens.size).toBe(3);
     expect(tokens.get('t99', 0)).toBe(99);
   });
 
   it('storing a token again replaces it without growing', () => {
     const tokens = new VerifiedTokens<number>(2);
-    tokens.set('t', 1, 1000);
-    tokens.set('t', 2, 2000);
+    tokens.set('t', 1, { from: 0, until: 1000 });
+    tokens.set('t', 2, { from: 0, until: 2000 });
     expect(tokens.size).toBe(1);
     expect(tokens.get('t', 1500)).toBe(2);
   });
 
   it('a capacity of 0 remembers nothing; a capacity that is no whole number is refused', () => {
     const none = new VerifiedTokens<number>(0);
-    none.set('t', 1, 1000);
+    none.set('t', 1, { from: 0, until: 1000 });
     expect(none.get('t', 0)).toBeUndefined();
     expect(() => new VerifiedTokens(-1)).toThrow(RangeError);
     expect(() => new VerifiedTokens(1.5)).toThrow(RangeError);
