@@ -35,7 +35,14 @@ export interface LoadResult {
   /** Payment case: pool entries handed out (some may be built but never sent at the end). */
   consumed: number;
   exhausted: boolean;
+  /** This process's own CPU time over its whole life (user + system), in ms. */
+  cpuMs: number;
 }
+
+const cpuMs = (): number => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 const chunks: Buffer[] = [];
 for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -105,6 +112,7 @@ const instance = autocannon(
       seconds,
       consumed,
       exhausted,
+      cpuMs: cpuMs(),
     };
     process.stdout.write(`${JSON.stringify(out)}\n`);
   },

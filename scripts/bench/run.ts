@@ -224,6 +224,64 @@ function cpuNs(pid: number | undefined): number | undefined {
   }
 }
 
+/** /proc/stat counts in USER_HZ ticks, 100 a second on Linux whatever the kernel's own HZ. */
+const NS_PER_TICK = 1e9 / 100;
+
+/** The whole machine's CPU time so far, in ns: busy (every process and the kernel) and stolen by the hypervisor. */
+function machineCpuNs(): { busy: number; steal: number } | undefined {
+  try {
+    const [, user, nice, system, , , irq, softirq, steal] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).map(Number);
+    const busy = (user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0);
+    return { busy: busy * NS_PER_TICK, steal: (steal ?? 0) * NS_PER_TICK };
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU time of the local PostgreSQL's processes so far, in ns (0 where /proc shows none, e.g. a remote server). */
+function postgresCpuNs(): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      total += Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // gone in between
+    }
+  }
+  return total;
+}
+
+/**
+ * What else ran on the machine during a round, in cores (1.00: one core busy throughout): the
+ * machine's busy time less the server under load, PostgreSQL and the load generator, and the
+ * time the hypervisor gave to other machines. What remains is everybody else (the idle server,
+ * this script, the kernel's network work, other people's jobs): steady from round to round on a
+ * quiet machine, so a round well above the others was disturbed.
+ */
+interface Disturbance {
+  otherCores: number;
+  stealCores: number;
+}
+
+function sampleMachine(): { machine: ReturnType<typeof machineCpuNs>; postgres: number; at: bigint } {
+  return { machine: machineCpuNs(), postgres: postgresCpuNs(), at: process.hrtime.bigint() };
+}
+
+function disturbance(before: ReturnType<typeof sampleMachine>, after: ReturnType<typeof sampleMachine>, serverNs: number, loadMs: number): Disturbance | undefined {
+  if (!before.machine || !after.machine) return undefined;
+  const wallNs = Number(after.at - before.at);
+  const ours = serverNs + (after.postgres - before.postgres) + loadMs * 1e6;
+  return {
+    otherCores: Math.max(0, after.machine.busy - before.machine.busy - ours) / wallNs,
+    stealCores: (after.machine.steal - before.machine.steal) / wallNs,
+  };
+}
+
+/** Rounds whose other work exceeds this (in cores) are named under the table as disturbed. */
+const DISTURBED_CORES = 0.3;
+
 // --- PostgreSQL ------------------------------------------------------------------------------
 
 const LOCAL_ADMIN_URL = 'postgres://order_service:order_service@127.0.0.1:5432/postgres';
@@ -465,7 +523,7 @@ interface Target {
 }
 
 /** A round's load figures, with the CPU time the server spent per request answered (µs). */
-type RoundResult = LoadResult & { cpuUs: number | undefined };
+type RoundResult = LoadResult & { cpuUs: number | undefined; disturbance: Disturbance | undefined };
 
 class Pool {
   private ids: number[] = [];
@@ -556,6 +614,19 @@ function table(title: string, rows: Row[]): string {
       : [];
     const cpuRatio = cpuRatios.length ? median(cpuRatios).toFixed(2) : '-';
     lines.push(`| ${row.label} | ${fmtRps(row.raw)} | ${fmtRps(row.service)} | ${ratio} | ${fmtLat(row.raw)} | ${fmtLat(row.service)} | ${range} | ${fmtCpu(row.raw)} | ${fmtCpu(row.service)} | ${cpuRatio} |`);
+  }
+  const others = rows.flatMap((row) => [...row.raw, ...row.service].flatMap((x) => (x.disturbance ? [x.disturbance.otherCores] : [])));
+  if (others.length) {
+    const disturbed = rows.flatMap((row) =>
+      (['service', 'raw'] as const).flatMap((kind) =>
+        row[kind].flatMap((x, i) => (x.disturbance && x.disturbance.otherCores > DISTURBED_CORES ? [`${row.label} round ${i + 1} ${kind} (${x.disturbance.otherCores.toFixed(2)})`] : [])),
+      ),
+    );
+    lines.push(
+      '',
+      `Other work on the machine during the rounds (besides the server under load, PostgreSQL and the load generator): median ${median(others).toFixed(2)} cores, most ${Math.max(...others).toFixed(2)}. ` +
+        (disturbed.length ? `Rounds above ${DISTURBED_CORES} cores, to read with care: ${disturbed.join('; ')}.` : `No round above ${DISTURBED_CORES} cores.`),
+    );
   }
   return lines.join('\n');
 }
@@ -672,15 +743,20 @@ async function measureBackend(backend: Backend): Promise<string> {
         // The payment pool first: on PGlite it is filled through the service's own REST API,
         // which must not count as the round's CPU time.
         if (pool) await pool.ensureFor(seconds);
+        const machineBefore = sampleMachine();
         const cpuBefore = cpuNs(target.pid);
         const loaded = await load(target, spec, seconds, pool, s);
         const cpuAfter = cpuNs(target.pid);
+        const machineAfter = sampleMachine();
         check(loaded, `${spec.name} round ${round} (${target.kind})`);
-        const cpuUs = cpuBefore === undefined || cpuAfter === undefined || loaded.total === 0 ? undefined : (cpuAfter - cpuBefore) / 1000 / loaded.total;
-        const result: RoundResult = { ...loaded, cpuUs };
+        const serverNs = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
+        const cpuUs = serverNs === undefined || loaded.total === 0 ? undefined : serverNs / 1000 / loaded.total;
+        const disturbed = serverNs === undefined ? undefined : disturbance(machineBefore, machineAfter, serverNs, loaded.cpuMs);
+        const result: RoundResult = { ...loaded, cpuUs, disturbance: disturbed };
         row[target.kind].push(result);
         const cpu = cpuUs === undefined ? '' : `, CPU ${cpuUs.toFixed(0)} µs/req`;
-        process.stdout.write(`  ${backend} ${spec.name} round ${round} ${target.kind}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms${cpu}\n`);
+        const other = disturbed === undefined ? '' : `, other ${disturbed.otherCores.toFixed(2)} cores, steal ${disturbed.stealCores.toFixed(2)}`;
+        process.stdout.write(`  ${backend} ${spec.name} round ${round} ${target.kind}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms${cpu}${other}\n`);
       }
     }
     if (spec.name === 'order-post') orderPostRate = median(row.service.map((x) => x.rps));
