@@ -191,16 +191,36 @@ function checkLifetime(payload: { iat?: number; exp?: number; nbf?: number }): V
   return { from: Math.max(iat - CLOCK_SKEW_SECONDS, nbf ?? -Infinity), until: exp };
 }
 
+/** A Set that cannot change once made (every change throws): a remembered token's scopes are shared by its requests. */
+export class FixedSet<T> extends Set<T> {
+  constructor(values: Iterable<T>) {
+    super();
+    for (const value of values) super.add(value);
+  }
+
+  override add(): this {
+    throw new TypeError('This set cannot change.');
+  }
+
+  override delete(): boolean {
+    throw new TypeError('This set cannot change.');
+  }
+
+  override clear(): void {
+    throw new TypeError('This set cannot change.');
+  }
+}
+
 /**
- * The caller a verified token's claims name. Frozen: a remembered token's caller is the same
- * object on each of its requests.
+ * The caller a verified token's claims name. Frozen, its scopes a FixedSet: a remembered token's
+ * caller is the same object on each of its requests.
  */
 function callerOf(payload: JWTPayload): Caller {
   const claims = ClaimsSchema.safeParse(payload);
   if (!claims.success) throw invalidToken('The access token lacks a valid sub or role claim.');
   const { sub, role, name, scope } = claims.data;
   // RFC 6749 section 3.3: space-delimited. No claim at all is not the same as an empty one.
-  const granted = new Set(scope?.split(' ').filter(Boolean) ?? []);
+  const granted = new FixedSet(scope?.split(' ').filter(Boolean) ?? []);
   if (role === 'service') return Object.freeze({ sub, clientId: sub, role, name, scopes: granted });
   // One user, one spelling: `1e0`, ` 1`, `0x1` or `01` would otherwise be user 1 under another
   // `sub` (and so another rate-limit bucket and idempotency scope).

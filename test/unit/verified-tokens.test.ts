@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { TokenService } from '../../server/auth/tokens.ts';
 import { VerifiedTokens } from '../../server/auth/verified-tokens.ts';
 
 describe('VerifiedTokens', () => {
@@ -54,5 +55,32 @@ describe('VerifiedTokens', () => {
     expect(none.get('t', 0)).toBeUndefined();
     expect(() => new VerifiedTokens(-1)).toThrow(RangeError);
     expect(() => new VerifiedTokens(1.5)).toThrow(RangeError);
+  });
+});
+
+describe('TokenService remembers the tokens it verified', () => {
+  const settings = { secret: 'a-test-secret-of-at-least-32-bytes!!', issuer: 'order-service', audience: 'order-service', accessTokenTtlSeconds: 900 };
+
+  it('a second request with the same token gets the same caller, which nobody can change (its scopes included)', async () => {
+    const tokens = new TokenService(settings);
+    const token = await tokens.mint({ sub: '7', role: 'customer', scope: 'orders:read' });
+    const first = await tokens.authenticate(`Bearer ${token}`);
+    const second = await tokens.authenticate(`Bearer ${token}`);
+    expect(second).toBe(first);
+    expect(first).toMatchObject({ role: 'customer', userId: 7 });
+    expect(Object.isFrozen(first)).toBe(true);
+    const scopes = first?.scopes as Set<string>;
+    expect(scopes.has('orders:read')).toBe(true);
+    expect(() => scopes.add('users:write')).toThrow(TypeError);
+    expect(() => scopes.delete('orders:read')).toThrow(TypeError);
+    expect(() => scopes.clear()).toThrow(TypeError);
+    expect([...scopes]).toEqual(['orders:read']);
+  });
+
+  it('a token minted by another instance (another process) is verified here, its scopes read into the fixed set', async () => {
+    const token = await new TokenService(settings).mint({ sub: 'client-1', role: 'service', scope: 'orders:read products:write' });
+    const caller = await new TokenService(settings).authenticate(`Bearer ${token}`);
+    expect(caller).toMatchObject({ role: 'service', clientId: 'client-1' });
+    expect([...(caller?.scopes as Set<string>)]).toEqual(['orders:read', 'products:write']);
   });
 });
