@@ -272,7 +272,6 @@ async function claimKey(
   throw new Error('idempotency key could not be claimed');
 }
 
-/** Expired keys deleted per statement: short statements, short locks. */
 /**
  * Deletes expired keys in batches. Rows a request holds (an expired key being taken over) are
  * skipped, never waited for, so the purge never blocks a request. Returns how many it deleted.
