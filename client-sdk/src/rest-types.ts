@@ -886,7 +886,7 @@ export interface components {
              * @example 17
              */
             order_id: number;
-            /** @description Minor units. */
+            /** @description Minor units (0 for a free order). */
             amount: number;
             /**
              * @description ISO 4217 currency code.
@@ -4918,7 +4918,7 @@ export interface operations {
                      */
                     order_id: number;
                     /**
-                     * @description Minor units; must equal the order's total.
+                     * @description Minor units; must equal the order's total (0 for a free order).
                      * @example 4548
                      */
                     amount: number;

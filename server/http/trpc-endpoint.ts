@@ -10,6 +10,7 @@ import { DomainError, loggedCause } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import type { CursorCodec } from '../modules/paging.ts';
 import { createContext, type Context, type IdempotencySettings } from '../trpc/context.ts';
+import { domainTrpcError } from '../trpc/trpc.ts';
 
 export interface TrpcEndpointOptions {
   router: AnyRouter;
@@ -29,10 +30,13 @@ export async function registerTrpcEndpoint(app: FastifyInstance, options: TrpcEn
     createContext: ({ req, info }): Context => {
       const ctx = createContext(req, { db, ...(idempotency ? { idempotency } : {}), ...(cursors ? { cursors } : {}) });
       // One key names one operation: in a batch it would bind every call (and mark them all replayed).
+      // Thrown with the domain's tRPC code: tRPC makes any other error from here a 500-coded one.
       if (ctx.idempotencyKey !== undefined && info.calls.length > 1) {
-        throw new DomainError('malformed-request', 'An Idempotency-Key applies to one call: send keyed calls unbatched.', {
-          errors: [{ field: 'Idempotency-Key', message: 'cannot be used with a batch of several calls' }],
-        });
+        throw domainTrpcError(
+          new DomainError('malformed-request', 'An Idempotency-Key applies to one call: send keyed calls unbatched.', {
+            errors: [{ field: 'Idempotency-Key', message: 'cannot be used with a batch of several calls' }],
+          }),
+        );
       }
       return ctx;
     },

@@ -54,8 +54,11 @@ const t = initTRPC
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
-/** Whatever a procedure threw, as a TRPCError whose code and cause are the domain's. */
-function domainTrpcError(error: unknown): TRPCError {
+/**
+ * Whatever a procedure (or `/trpc`'s createContext) threw, as a TRPCError whose code and cause are
+ * the domain's: tRPC itself turns any other error into INTERNAL_SERVER_ERROR.
+ */
+export function domainTrpcError(error: unknown): TRPCError {
   const domain = toDomainError(error);
   return new TRPCError({ code: problemTypes[domain.slug].code, message: domain.message, cause: domain });
 }

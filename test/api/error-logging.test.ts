@@ -91,3 +91,31 @@ describe('a 500 is logged with its cause and the request id; the body tells noth
     }
   });
 });
+
+describe('a refused keyed /trpc batch is a client error: BAD_REQUEST, 400, logged at info without a stack (issue 21, item 7)', () => {
+  it('every call of the batch answers BAD_REQUEST with its problem in data; no error-level line, no stack', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/trpc/orders.create,orders.create?batch=1',
+      payload: { 0: { items: [] }, 1: { items: [] } },
+      headers: { 'idempotency-key': 'batch-refused-1', 'x-request-id': 'trace-trpc-keyed-batch' },
+    });
+
+    expect(res.statusCode, res.body).toBe(400);
+    const answers = res.json<{ error: { data: { code: string; httpStatus: number; problem: { type: string; status: number } } } }[]>();
+    expect(answers).toHaveLength(2);
+    for (const { error } of answers) {
+      expect(error.data.code).toBe('BAD_REQUEST');
+      expect(error.data.httpStatus).toBe(400);
+      expect(error.data.problem).toMatchObject({ type: '/problems/malformed-request', status: 400 });
+    }
+    expect(res.body).not.toMatch(/\bat /);
+
+    const mine = lines.filter((line) => line.reqId === 'trace-trpc-keyed-batch') as (LogLine & { level: number })[];
+    expect(mine.length).toBeGreaterThan(0);
+    // pino's levels: 30 info, 40 warn, 50 error.
+    expect(mine.filter((line) => line.level >= 50)).toEqual([]);
+    expect(mine.filter((line) => line.err?.stack !== undefined)).toEqual([]);
+    expect(mine.find((line) => line.msg === 'request')).toMatchObject({ level: 30, status: 400 });
+  });
+});

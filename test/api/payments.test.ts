@@ -19,8 +19,10 @@ import {
   type OrderBody,
   type OrderScene,
 } from '../helpers/orders.ts';
+import { sendToFulfillment, shipOrder } from '../helpers/fulfillments.ts';
 import { PAYMENTS, paymentInput, payOrder, postPayment, type PaymentBody, type PaymentListBody } from '../helpers/payments.ts';
 import { expectProblem } from '../helpers/problems.ts';
+import { createProduct } from '../helpers/products.ts';
 
 let t: TestApp;
 let scene: OrderScene;
@@ -100,7 +102,7 @@ describe('the amount must equal the order’s total: 422 naming amount, nothing 
   });
 
   it.each([
-    ['zero', { amount: 0 }, 'amount'],
+    ['zero, for an order that is not free', { amount: 0 }, 'amount'],
     ['negative', { amount: -5 }, 'amount'],
     ['not an integer', { amount: 12.5 }, 'amount'],
     ['a string', { amount: '4548' }, 'amount'],
@@ -112,6 +114,51 @@ describe('the amount must equal the order’s total: 422 naming amount, nothing 
     const res = await postPayment(t, alter(paymentInput(order), changes), scene.alice.token);
     expectProblem(res, 422, 'validation-error', { fields: [field] });
     expect(await paymentRowsOf(order.id)).toBe(0);
+  });
+});
+
+describe('a zero-total order is paid with amount 0 like any other (CONTRACT 12, issue 21 item 4)', () => {
+  /** A confirmed order of alice's whose every line is free: its total is 0. */
+  async function freeOrder(): Promise<OrderBody> {
+    const free = await createProduct(t, { price: 0, stock: 100 });
+    const draft = await draftOrder(t, scene, { items: [{ product_id: free.id, quantity: 2 }] });
+    const order = await advanceOrder(t, draft, 'confirmed', scene.alice);
+    expect(order.total).toBe(0);
+    return order;
+  }
+
+  it('amount 0 is 201, the order is paid and goes on to fulfillment', async () => {
+    const order = await freeOrder();
+    expect(order._links.pay).toEqual({ href: PAYMENTS, method: 'POST' });
+    const payment = await payOrder(t, order, scene.alice.token, { amount: 0 });
+    expect(payment).toMatchObject({ order_id: order.id, amount: 0, currency: 'USD', status: 'captured' });
+    expect((await t.request({ method: 'GET', url: `${PAYMENTS}/${payment.id}`, token: scene.alice.token })).json()).toEqual(payment);
+    expect((await readOrder(t, order.id, scene.alice.token)).order.status).toBe('paid');
+
+    expect((await sendToFulfillment(t, order.id, t.admin.token)).statusCode).toBe(202);
+    await shipOrder(t, order.id, t.admin.token);
+    expect((await readOrder(t, order.id)).order.status).toBe('shipped');
+  });
+
+  it('any other amount is 422 naming amount, and nothing is paid', async () => {
+    const order = await freeOrder();
+    const before = await readOrder(t, order.id);
+    expectProblem(await postPayment(t, paymentInput(order, { amount: 1 }), scene.alice.token), 422, 'validation-error', { fields: ['amount'] });
+    await expectOrderUnchanged(t, before);
+    expect(await paymentRowsOf(order.id)).toBe(0);
+  });
+
+  it('with an Idempotency-Key a retry replays the payment: one payment, paid once', async () => {
+    const order = await freeOrder();
+    const send = () =>
+      t.request({ method: 'POST', url: PAYMENTS, payload: paymentInput(order, { amount: 0 }), headers: { 'idempotency-key': `free-${order.id}` }, token: scene.alice.token });
+    const first = await send();
+    expect(first.statusCode, first.body).toBe(201);
+    const again = await send();
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+    expect(await paymentRowsOf(order.id)).toBe(1);
   });
 });
 

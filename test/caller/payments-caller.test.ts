@@ -71,6 +71,29 @@ describe('the whole life of an order through createCaller: draft -> confirmed ->
   });
 });
 
+describe('a zero-total order is paid with amount 0 like any other (CONTRACT 12, issue 21 item 4)', () => {
+  it('a free order confirms, pays with amount 0 and is fulfilled', async () => {
+    const free = await admin.products.create(productInput({ price: 0, stock: 100 }));
+    const draft = await alice.caller.orders.create({ items: [{ product_id: free.id, quantity: 3 }], address: '1 Caller Ct' });
+    const confirmed = await alice.caller.orders.confirm({ id: draft.id });
+    expect(confirmed.total).toBe(0);
+
+    const payment = await alice.caller.payments.create({ order_id: confirmed.id, amount: 0, method: 'wallet' });
+    expect(payment).toMatchObject({ order_id: confirmed.id, amount: 0, status: 'captured' });
+    expect((await alice.caller.orders.get({ id: confirmed.id })).status).toBe('paid');
+    await warehouse.fulfillments.request({ id: confirmed.id });
+    await warehouse.fulfillments.create({ id: confirmed.id, carrier: 'UPS', tracking_number: '1Z0' });
+    expect((await alice.caller.orders.get({ id: confirmed.id })).status).toBe('shipped');
+  });
+
+  it('amount 0 for an order that is not free is UNPROCESSABLE_CONTENT naming amount', async () => {
+    const order = await confirmedOrder();
+    const error = await expectDomainError(alice.caller.payments.create({ order_id: order.id, amount: 0, method: 'card' }), 'UNPROCESSABLE_CONTENT', 'validation-error');
+    expect(error.errors?.map((e) => e.field)).toEqual(['amount']);
+    expect((await alice.caller.orders.get({ id: order.id })).status).toBe('confirmed');
+  });
+});
+
 describe('payments.create: the rules of CONTRACT 2 as a caller sees them', () => {
   it('a wrong amount is UNPROCESSABLE_CONTENT naming amount; nothing is paid', async () => {
     const order = await confirmedOrder();

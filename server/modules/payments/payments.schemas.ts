@@ -7,8 +7,9 @@ export const PaymentMethod = z.enum(PAYMENT_METHODS).meta({ id: 'PaymentMethod',
 export const PaymentInput = z
   .strictObject({
     order_id: Id.meta({ description: 'The order to pay; it must be confirmed.' }),
-    // An order's total at most (totals stay below 2^53); the column is bigint.
-    amount: z.int().min(1).max(MAX_ORDER_TOTAL).meta({ description: "Minor units; must equal the order's total.", example: 4548 }),
+    // An order's total at most (totals stay below 2^53); the column is bigint. 0 pays a free order
+    // (CONTRACT section 12): any amount but the total is refused by the service, 0 included.
+    amount: z.int().min(0).max(MAX_ORDER_TOTAL).meta({ description: "Minor units; must equal the order's total (0 for a free order).", example: 4548 }),
     method: PaymentMethod,
   })
   .meta({ id: 'PaymentInput' });
@@ -18,7 +19,7 @@ export const Payment = z
   .object({
     id: Id,
     order_id: Id,
-    amount: z.int().min(1).max(MAX_ORDER_TOTAL).meta({ description: 'Minor units.' }),
+    amount: z.int().min(0).max(MAX_ORDER_TOTAL).meta({ description: 'Minor units (0 for a free order).' }),
     currency: Currency,
     method: PaymentMethod,
     status: z.literal('captured').meta({ description: 'Payments are captured at once.' }),
