@@ -318,7 +318,7 @@ describe('the sign-in wait starts when a failure is recorded, whatever the passw
     const { signIn: working } = slowChecks();
     expect(await working.signIn(ada.email, TEST_PASSWORD, address)).toMatchObject({ ok: true });
     // The account keeps the broken attempt as a failure; the address started afresh.
-    expect((await server.db.select({ failures: signInFailures.failures, checking: signInFailures.checking }).from(signInFailures))).toEqual([{ failures: 1, checking: 0 }]);
+    expect(await server.db.select({ failures: signInFailures.failures, checking: signInFailures.checking }).from(signInFailures)).toEqual([{ failures: 1, checking: 0 }]);
     await server.db.delete(signInFailures);
   });
 
