@@ -4,25 +4,12 @@
  * keeps it (10 minutes), and fetches it again when a token names a `kid` it does not hold (at most
  * once per cooldown), which is how a rotated key is picked up.
  *
- * Identity providers differ in two details, read here so the claim rules stay one:
- * - `typ`: an access token says `JWT` or, after RFC 9068, `at+jwt` (also as `application/...`);
- *   a token whose header names another type (an ID token, a logout token...) is no access token
- *   and is refused, even with a good signature. Without `typ` the token is taken as before.
- * - scopes: `scope` (RFC 8693, space-separated) as our tokens carry it; without it, `scp` (an
- *   array, or a space-separated string, as Okta and Entra ID issue it) stands in for it.
+ * Identity providers differ in how they grant scopes, read here so the claim rules stay one:
+ * `scope` (RFC 8693, space-separated) as our tokens carry it; without it, `scp` (an array, or a
+ * space-separated string, as Okta and Entra ID issue it) stands in for it. The `typ` header is
+ * checked for every token alike, before either path (server/auth/tokens.ts).
  */
-import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
-
-/** The `typ` header values of an access token (RFC 7519 section 5.1, RFC 9068 section 2.1), lower-cased. */
-const ACCESS_TOKEN_TYPES = new Set(['jwt', 'application/jwt', 'at+jwt', 'application/at+jwt']);
-
-/** The token's header names a type other than an access token's (an ID token, say). */
-export class NotAnAccessToken extends Error {
-  constructor() {
-    super('The token type (typ) is not an access token: JWT or at+jwt expected.');
-    this.name = 'NotAnAccessToken';
-  }
-}
+import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 
 /** `scp` as the `scope` claim when `scope` is absent; a malformed `scp` refuses the token (never "no claim"). */
 function withScope(payload: JWTPayload): JWTPayload {
@@ -97,8 +84,6 @@ export class ExternalIssuer {
    * `KeySetUnavailable` when the keys cannot be had (503).
    */
   async verify(token: string): Promise<JWTPayload> {
-    const { typ } = decodeProtectedHeader(token) as { typ?: unknown };
-    if (typ !== undefined && !(typeof typ === 'string' && ACCESS_TOKEN_TYPES.has(typ.toLowerCase()))) throw new NotAnAccessToken();
     return withScope(await this.verifySignature(token));
   }
 

@@ -2,7 +2,7 @@ import { randomUUID, webcrypto } from 'node:crypto';
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { z } from 'zod';
 import { DomainError } from '../errors/problems.ts';
-import { EXTERNAL_ALGORITHMS, ExternalIssuer, KeySetUnavailable, NotAnAccessToken, type JwksSettings } from './jwks.ts';
+import { EXTERNAL_ALGORITHMS, ExternalIssuer, KeySetUnavailable, type JwksSettings } from './jwks.ts';
 import { VerifiedTokens, type Validity } from './verified-tokens.ts';
 
 export type Role = 'customer' | 'admin' | 'service';
@@ -65,6 +65,16 @@ const ClaimsSchema = z.object({
   name: z.string().optional(),
   scope: z.string().optional(),
 });
+
+/**
+ * The `typ` header values of an access token (RFC 7519 section 5.1, RFC 9068 section 2.1),
+ * lower-cased. A token whose header names another type (an ID token, a logout token, a DPoP
+ * proof...) is no access token, and is refused whoever signed it (RFC 8725 section 3.11): ours
+ * say `JWT`, and tokens minted elsewhere with our secret may say `at+jwt` or nothing.
+ */
+const ACCESS_TOKEN_TYPES = new Set(['jwt', 'application/jwt', 'at+jwt', 'application/at+jwt']);
+
+const isAccessTokenType = (typ: unknown): boolean => typ === undefined || (typeof typ === 'string' && ACCESS_TOKEN_TYPES.has(typ.toLowerCase()));
 
 /** Claims every accepted token carries, ours or the external server's. */
 const REQUIRED_CLAIMS = ['exp', 'iat', 'sub'];
@@ -143,7 +153,8 @@ export class TokenService {
   }
 
   /**
-   * Checks the signature, `iss`, `aud` and presence of `exp`/`iat`/`sub`, by the header's `alg`:
+   * Checks the header's `typ` (an access token's, or none), then the signature, `iss`, `aud` and
+   * presence of `exp`/`iat`/`sub`, by the header's `alg`:
    * HS256 with our secret, our issuer and audience; RS256/ES256/EdDSA with the external server's
    * keys, issuer and audience (when JWT_JWKS_URL is set); any other algorithm is refused. Each
    * path pins its own algorithms, so an HS256 token signed with a public key (algorithm confusion)
@@ -151,11 +162,13 @@ export class TokenService {
    */
   private async verify(token: string): Promise<{ payload: JWTPayload; ours: boolean }> {
     let alg: unknown;
+    let typ: unknown;
     try {
-      ({ alg } = decodeProtectedHeader(token));
+      ({ alg, typ } = decodeProtectedHeader(token));
     } catch {
       throw invalidToken('The access token is malformed or invalid.');
     }
+    if (!isAccessTokenType(typ)) throw invalidToken('The token type (typ) is not an access token: JWT or at+jwt expected.');
     try {
       if (alg === 'HS256') {
         const options = { algorithms: ['HS256'], issuer: this.settings.issuer, audience: this.settings.audience, requiredClaims: REQUIRED_CLAIMS };
@@ -230,7 +243,6 @@ function callerOf(payload: JWTPayload): Caller {
 }
 
 function describeJoseError(error: unknown): string {
-  if (error instanceof NotAnAccessToken) return error.message;
   if (error instanceof joseErrors.JWTExpired) return 'The access token has expired.';
   if (error instanceof joseErrors.JWTClaimValidationFailed) return `The access token claim "${error.claim}" is invalid.`;
   if (error instanceof joseErrors.JOSEAlgNotAllowed) return 'The access token is signed with an algorithm this service does not accept.';

@@ -271,7 +271,10 @@ export const oauthRefreshTokens = pgTable(
  */
 export const signInFailures = pgTable('sign_in_failures', {
   accountKey: text('account_key').primaryKey(),
+  /** Failures in a row, counting the attempts still being checked. */
   failures: integer('failures').notNull().default(0),
+  /** Attempts counted whose password is still being checked (server/oauth/sign-in.ts). */
+  checking: integer('checking').notNull().default(0),
   lastFailureAt: instant('last_failure_at').notNull().defaultNow(),
   blockedUntil: instant('blocked_until'),
 });

@@ -10,11 +10,18 @@
  *   address without recent failures on the account still has its password checked, so an
  *   attacker cannot keep the real user out by failing on purpose from elsewhere.
  *
- * An attempt is reserved (counted as a failure) before its password is checked, in one
- * transaction holding both buckets' rows, so parallel guesses cannot all pass a check that has not
- * counted the others yet. A success takes its attempt back: the address's bucket is cleared and the
- * account's count goes down by the one attempt (failures from elsewhere stay counted). Failures
- * older than `forgetAfterMs` (15 minutes) are forgotten.
+ * An attempt is reserved (counted as a failure, and as being checked) before its password is
+ * checked, in one transaction holding both buckets' rows, so parallel guesses cannot all pass a
+ * check that has not counted the others yet. Its outcome is recorded after the check, and a wait
+ * runs from that record, not from the reservation: the check is slow scrypt work (seconds on a
+ * loaded host) and must not use up the wait. Past the free failures, a bucket that has an attempt
+ * still being checked refuses every other (its wait has not even started), so however the checks
+ * and requests are timed, at most the free failures' attempts are checked at once and then one
+ * at a time, each followed by its whole wait. A success takes its attempt back: the address's
+ * bucket starts afresh and the account's count goes down by the one attempt (failures from
+ * elsewhere stay counted). Failures older than `forgetAfterMs` (15 minutes) are forgotten, and
+ * with them the attempts still counted as being checked (a process that died during a check
+ * holds the others off no longer than that).
  *
  * An account is the user the email names as the database compares emails (`lower()` on both
  * sides), keyed by the user's id, so every spelling that signs in as a user counts in that user's
@@ -24,11 +31,11 @@
  * email exists.
  */
 import { createHmac } from 'node:crypto';
-import { and, eq, lte, sql } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { signInFailures } from '../db/schema.ts';
 import { addressKey } from '../lib/client-address.ts';
-import { findSignInAccount, passwordMatches, type UserRecord } from '../modules/users/users.service.ts';
+import { findSignInAccount, passwordMatches, type SignInAccount, type UserRecord } from '../modules/users/users.service.ts';
 import type { SignInBackoffSettings } from './settings.ts';
 
 export type SignInResult =
@@ -56,10 +63,22 @@ export function delayAfter(failures: number, backoff: SignInBackoffSettings): nu
 
 interface Bucket {
   key: string;
-  /** Failures in a row, 0 when the last one is forgotten. */
+  /** Failures in a row, counting the attempts still being checked; 0 when the last one is forgotten. */
   failures: number;
-  /** How long attempts still wait, 0 when they need not. */
+  /** Attempts counted whose outcome is not recorded yet; 0 when forgotten. */
+  checking: number;
+  /** How long attempts still wait after the last recorded failure, 0 when they need not. */
   waitMs: number;
+}
+
+/**
+ * How long an attempt must wait before this bucket lets its password be checked, 0 if it need not.
+ * Past the free failures, an attempt still being checked holds every other off: the wait after
+ * it starts only when its failure is recorded, and is at least the delay its count earns.
+ */
+function waitOf(bucket: Bucket, backoff: SignInBackoffSettings): number {
+  if (bucket.checking === 0 || bucket.failures < backoff.freeFailures) return bucket.waitMs;
+  return Math.max(bucket.waitMs, delayAfter(bucket.failures, backoff) ?? 0, 1);
 }
 
 type Reservation = { ok: true } | { ok: false; waitMs: number };
@@ -70,6 +89,8 @@ export class SignIn {
     private readonly keyMaterial: Buffer,
     private readonly backoff: SignInBackoffSettings,
     private readonly accountBackoff: SignInBackoffSettings,
+    /** Whether the password is the account's (tests pass a check that takes its time). */
+    private readonly checkPassword: (account: SignInAccount | undefined, password: string) => Promise<boolean> = passwordMatches,
   ) {}
 
   private hmac(text: string): string {
@@ -88,45 +109,74 @@ export class SignIn {
     const keys = this.keys(account ? { userId: account.user.id } : { email }, clientAddress);
     const reservation = await this.reserve(keys);
     if (!reservation.ok) return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(reservation.waitMs / 1000)) };
-    // An unknown email costs the same scrypt work as a wrong password (a dummy hash is checked).
-    if (!(await passwordMatches(account, password)) || !account) return { ok: false };
-    await this.succeeded(keys);
+    let matches = false;
+    try {
+      // An unknown email costs the same scrypt work as a wrong password (a dummy hash is checked).
+      matches = await this.checkPassword(account, password);
+    } finally {
+      // Recorded even when the check throws, so no attempt stays "being checked".
+      await this.settle(keys, matches && account !== undefined);
+    }
+    if (!matches || !account) return { ok: false };
     return { ok: true, user: account.user, passwordHash: account.passwordHash };
   }
 
   /**
-   * Counts the attempt in both buckets unless it must wait, in one transaction: the account's row
-   * is locked first, then the pair's (every attempt takes them in that order).
+   * Counts the attempt in both buckets, as a failure being checked, unless it must wait, in one
+   * transaction: the account's row is locked first, then the pair's (every transaction here takes
+   * them in that order).
    */
   private reserve(keys: { account: string; pair: string }): Promise<Reservation> {
     return this.db.transaction(async (tx): Promise<Reservation> => {
       const account = await lockBucket(tx, keys.account, this.accountBackoff);
       const pair = await lockBucket(tx, keys.pair, this.backoff);
-      if (pair.waitMs > 0) return { ok: false, waitMs: pair.waitMs };
+      const pairWait = waitOf(pair, this.backoff);
+      if (pairWait > 0) return { ok: false, waitMs: pairWait };
       // The account waits, but an address that has not failed on it lately is still heard.
-      if (account.waitMs > 0 && pair.failures > 0) return { ok: false, waitMs: account.waitMs };
-      await countFailure(tx, pair, this.backoff);
-      await countFailure(tx, account, this.accountBackoff);
+      const accountWait = waitOf(account, this.accountBackoff);
+      if (accountWait > 0 && pair.failures > 0) return { ok: false, waitMs: accountWait };
+      await countAttempt(tx, pair);
+      await countAttempt(tx, account);
       return { ok: true };
     });
   }
 
-  /** A sign-in takes its reserved attempt back: the address starts afresh, the account loses one failure. */
-  private async succeeded(keys: { account: string; pair: string }): Promise<void> {
-    const t = signInFailures;
-    const { freeFailures } = this.accountBackoff;
-    await this.db.transaction(async (tx) => {
-      await tx.delete(t).where(eq(t.accountKey, keys.pair));
-      await tx
-        .update(t)
-        .set({
-          failures: sql`greatest(${t.failures} - 1, 0)`,
-          blockedUntil: sql`case when ${t.failures} - 1 >= ${freeFailures} then ${t.blockedUntil} else null end`,
-        })
-        .where(eq(t.accountKey, keys.account));
-      await tx.delete(t).where(and(eq(t.accountKey, keys.account), lte(t.failures, 0)));
+  /**
+   * Records the outcome of a reserved attempt once its password is checked. A failure (already
+   * counted) starts the wait its count earns from now. A sign-in takes its attempt back: the
+   * address starts afresh, the account loses the one failure.
+   */
+  private settle(keys: { account: string; pair: string }, signedIn: boolean): Promise<void> {
+    return this.db.transaction(async (tx) => {
+      const account = await lockCounted(tx, keys.account, this.accountBackoff);
+      const pair = await lockCounted(tx, keys.pair, this.backoff);
+      if (signedIn) {
+        if (account) {
+          const failures = account.failures - 1;
+          const keepWait = failures >= this.accountBackoff.freeFailures;
+          await settleBucket(tx, account, { failures, blockedUntil: keepWait ? sql`${signInFailures.blockedUntil}` : null });
+        }
+        if (pair) await settleBucket(tx, pair, { failures: 0, blockedUntil: null });
+        return;
+      }
+      if (account) await settleBucket(tx, account, { failures: account.failures, blockedUntil: waitFromNow(account, this.accountBackoff), failedNow: true });
+      if (pair) await settleBucket(tx, pair, { failures: pair.failures, blockedUntil: waitFromNow(pair, this.backoff), failedNow: true });
     });
   }
+}
+
+const bucketColumns = (backoff: SignInBackoffSettings) => {
+  const t = signInFailures;
+  return {
+    failures: t.failures,
+    checking: t.checking,
+    forgotten: sql<boolean>`${t.lastFailureAt} < now() - make_interval(secs => ${backoff.forgetAfterMs / 1000})`,
+    waitMs: sql<string | number>`greatest(0, coalesce(extract(epoch from (${t.blockedUntil} - now())) * 1000, 0))`,
+  };
+};
+
+function toBucket(key: string, row: { failures: number; checking: number; forgotten: boolean; waitMs: string | number }): Bucket {
+  return { key, failures: row.forgotten ? 0 : row.failures, checking: row.forgotten ? 0 : row.checking, waitMs: Number(row.waitMs) || 0 };
 }
 
 /** The bucket's row, created if absent and locked until the transaction ends (the upsert locks it). */
@@ -136,27 +186,50 @@ async function lockBucket(tx: Db, key: string, backoff: SignInBackoffSettings): 
     .insert(t)
     .values({ accountKey: key, failures: 0, lastFailureAt: sql`now()`, blockedUntil: null })
     .onConflictDoUpdate({ target: t.accountKey, set: { failures: sql`${t.failures}` } })
-    .returning({
-      failures: t.failures,
-      forgotten: sql<boolean>`${t.lastFailureAt} < now() - make_interval(secs => ${backoff.forgetAfterMs / 1000})`,
-      waitMs: sql<string | number>`greatest(0, coalesce(extract(epoch from (${t.blockedUntil} - now())) * 1000, 0))`,
-    });
+    .returning(bucketColumns(backoff));
   if (!row) throw new Error('the sign-in failure row was neither inserted nor updated');
-  return { key, failures: row.forgotten ? 0 : row.failures, waitMs: Number(row.waitMs) || 0 };
+  return toBucket(key, row);
 }
 
-/** One more failure in a row; from the `freeFailures`th on, the next attempt waits (never less than it already does). */
-async function countFailure(tx: Db, bucket: Bucket, backoff: SignInBackoffSettings): Promise<void> {
+/** The bucket's row if it exists (a sign-in may have cleared it meanwhile), locked until the transaction ends. */
+async function lockCounted(tx: Db, key: string, backoff: SignInBackoffSettings): Promise<Bucket | undefined> {
   const t = signInFailures;
-  const failures = bucket.failures + 1;
-  const delayMs = delayAfter(failures, backoff);
-  const until = delayMs === undefined ? null : sql`now() + make_interval(secs => ${delayMs / 1000})`;
+  const [row] = await tx.select(bucketColumns(backoff)).from(t).where(eq(t.accountKey, key)).for('update');
+  return row && toBucket(key, row);
+}
+
+/** One more failure in a row, being checked; a wait already running is kept, a past one cleared. */
+async function countAttempt(tx: Db, bucket: Bucket): Promise<void> {
+  const t = signInFailures;
   await tx
     .update(t)
     .set({
-      failures,
+      failures: bucket.failures + 1,
+      checking: bucket.checking + 1,
       lastFailureAt: sql`now()`,
-      blockedUntil: until === null ? sql`case when ${t.blockedUntil} > now() then ${t.blockedUntil} else null end` : sql`greatest(${t.blockedUntil}, ${until})`,
+      blockedUntil: sql`case when ${t.blockedUntil} > now() then ${t.blockedUntil} else null end`,
     })
+    .where(eq(t.accountKey, bucket.key));
+}
+
+/** From the `freeFailures`th failure on, the wait it earns from now (never less than the one running). */
+function waitFromNow(bucket: Bucket, backoff: SignInBackoffSettings): SQL {
+  const t = signInFailures;
+  const delayMs = delayAfter(bucket.failures, backoff);
+  if (delayMs === undefined) return sql`case when ${t.blockedUntil} > now() then ${t.blockedUntil} else null end`;
+  return sql`greatest(${t.blockedUntil}, now() + make_interval(secs => ${delayMs / 1000}))`;
+}
+
+/** The attempt is no longer being checked; a bucket with nothing left to count is removed. */
+async function settleBucket(tx: Db, bucket: Bucket, next: { failures: number; blockedUntil: SQL | null; failedNow?: boolean }): Promise<void> {
+  const t = signInFailures;
+  const checking = Math.max(bucket.checking - 1, 0);
+  if (next.failures <= 0 && checking === 0) {
+    await tx.delete(t).where(eq(t.accountKey, bucket.key));
+    return;
+  }
+  await tx
+    .update(t)
+    .set({ failures: Math.max(next.failures, 0), checking, blockedUntil: next.blockedUntil, ...(next.failedNow ? { lastFailureAt: sql`now()` } : {}) })
     .where(eq(t.accountKey, bucket.key));
 }

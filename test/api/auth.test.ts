@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { SignJWT, type JWTPayload } from 'jose';
+import { SignJWT, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS, TokenService } from '../../server/auth/tokens.ts';
 import { createTestApp, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
@@ -31,12 +31,17 @@ interface SignOptions {
   exp?: number | null;
   /** Seconds since the epoch (default ten seconds ago); `null` leaves the claim out. */
   iat?: number | null;
+  /** The header's `typ` (`JWT` by default); `null` leaves it out. */
+  typ?: string | number | null;
 }
 
 /** A token minted outside the service with jose; by default exactly what the service accepts. */
 async function signToken(claims: JWTPayload, options: SignOptions = {}): Promise<string> {
+  const typ = options.typ === undefined ? 'JWT' : options.typ;
+  // A typ that is no string (never sent by a well-behaved issuer) goes in as the header says it.
+  const header: JWTHeaderParameters = { alg: options.alg ?? 'HS256', ...(typ === null ? {} : { typ: typ as string }) };
   let jwt = new SignJWT({ name: 'Outside', ...claims })
-    .setProtectedHeader({ alg: options.alg ?? 'HS256', typ: 'JWT' })
+    .setProtectedHeader(header)
     .setIssuer(options.iss ?? TEST_JWT.issuer)
     .setAudience(options.aud ?? TEST_JWT.audience)
     .setJti(randomUUID());
@@ -246,6 +251,31 @@ describe('tokens minted elsewhere with the same secret, issuer and audience are 
     const res = await getWith(`/api/v1/users/${customer.id}`, `Bearer ${token}`);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ id: customer.id });
+  });
+});
+
+describe('our own tokens too must say they are access tokens when they carry a typ (RFC 8725 section 3.11), like the external server\'s', () => {
+  it.each(['JWT', 'at+jwt', 'application/at+jwt', 'application/jwt', 'AT+JWT', null])('typ %s is an access token: accepted', async (typ) => {
+    const token = await signToken(adminClaims(), { typ });
+    expect((await getWith(PROTECTED, `Bearer ${token}`)).statusCode).toBe(200);
+  });
+
+  it.each(['id_token+jwt', 'logout+jwt', 'dpop+jwt', 'JOSE', 'secevent+jwt', 42])(
+    'typ %s is not an access token: 401 invalid_token with our signature, every time, on REST and /trpc (regression: accepted)',
+    async (typ) => {
+      const token = await signToken(adminClaims(), { typ });
+      for (let i = 0; i < 2; i++) {
+        const res = await getWith(PROTECTED, `Bearer ${token}`);
+        expectInvalidToken(res);
+        expect(res.headers['www-authenticate']).toContain('not an access token');
+        expect((await getWith('/trpc/users.list', `Bearer ${token}`)).headers['www-authenticate']).toContain('error="invalid_token"');
+      }
+    },
+  );
+
+  it('the tokens the service mints say typ JWT', async () => {
+    const [header = ''] = t.admin.token.split('.');
+    expect(JSON.parse(Buffer.from(header, 'base64url').toString())).toEqual({ alg: 'HS256', typ: 'JWT' });
   });
 });
 

@@ -1,3 +1,4 @@
+import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { TokenService } from '../../server/auth/tokens.ts';
 import { VerifiedTokens } from '../../server/auth/verified-tokens.ts';
@@ -75,6 +76,19 @@ describe('TokenService remembers the tokens it verified', () => {
     expect(() => scopes.delete('orders:read')).toThrow(TypeError);
     expect(() => scopes.clear()).toThrow(TypeError);
     expect([...scopes]).toEqual(['orders:read']);
+  });
+
+  it('a token signed with our secret whose typ is no access token is refused every time, never remembered', async () => {
+    const tokens = new TokenService(settings);
+    const idToken = await new SignJWT({ role: 'admin' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'id_token+jwt' })
+      .setSubject('1')
+      .setIssuer(settings.issuer)
+      .setAudience(settings.audience)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(settings.secret));
+    for (let i = 0; i < 2; i++) await expect(tokens.authenticate(`Bearer ${idToken}`)).rejects.toMatchObject({ slug: 'unauthorized', headers: { 'www-authenticate': expect.stringContaining('error="invalid_token"') } });
   });
 
   it('a token minted by another instance (another process) is verified here, its scopes read into the fixed set', async () => {
