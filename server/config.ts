@@ -44,6 +44,8 @@ const EnvSchema = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.max(3_600_000).default(defaultDatabaseTimeouts.statementTimeoutMs),
   DATABASE_LOCK_TIMEOUT_MS: positiveInt.max(3_600_000).default(defaultDatabaseTimeouts.lockTimeoutMs),
   DATABASE_ACQUIRE_TIMEOUT_MS: positiveInt.max(600_000).default(defaultDatabaseTimeouts.acquireTimeoutMs),
+  // PostgreSQL ends a transaction left idle this long (a stalled process's) and closes its connection.
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: positiveInt.max(3_600_000).default(defaultDatabaseTimeouts.idleInTransactionTimeoutMs),
   // Bytes, not characters: the HMAC key is the secret's UTF-8 encoding.
   JWT_SECRET: z
     .string()
@@ -87,7 +89,7 @@ export interface Config {
   dataDir: string;
   databasePoolSize: number;
   /** Bounds on waiting for PostgreSQL, so an outage or a held lock answers 503 in bounded time. */
-  databaseTimeouts: Pick<DatabaseTimeouts, 'connectTimeoutMs' | 'statementTimeoutMs' | 'lockTimeoutMs' | 'acquireTimeoutMs'>;
+  databaseTimeouts: Pick<DatabaseTimeouts, 'connectTimeoutMs' | 'statementTimeoutMs' | 'lockTimeoutMs' | 'acquireTimeoutMs' | 'idleInTransactionTimeoutMs'>;
   jwt: { secret: string; issuer: string; audience: string; accessTokenTtlSeconds: number };
   /** An external authorization server whose access tokens are accepted beside our own. */
   jwks: { url: string; issuer: string; audience: string } | undefined;
@@ -158,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
       lockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
       acquireTimeoutMs: e.DATABASE_ACQUIRE_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: e.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
     },
     jwt: { secret, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
     jwks: e.JWT_JWKS_URL && e.JWT_JWKS_ISSUER && e.JWT_JWKS_AUDIENCE ? { url: e.JWT_JWKS_URL, issuer: e.JWT_JWKS_ISSUER, audience: e.JWT_JWKS_AUDIENCE } : undefined,

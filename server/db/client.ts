@@ -7,6 +7,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { projectRoot } from '../lib/project-root.ts';
+import { guardLostConnections, lostConnectionOptions } from './postgres-js-lost-connections.ts';
 import * as schema from './schema.ts';
 
 export type Schema = typeof schema;
@@ -115,7 +116,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   const poolSize = options.poolSize ?? 10;
   const connectTimeout = Math.max(1, Math.ceil(timeouts.connectTimeoutMs / 1000));
   // Migrations get a connection of their own: a long migration must not hit the request timeouts.
-  const migrator = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: connectTimeout });
+  const migrator = postgres(url, { ...lostConnectionOptions, max: 1, onnotice: () => {}, connect_timeout: connectTimeout });
   try {
     await migratePostgres(drizzlePostgres(migrator), { migrationsFolder });
   } finally {
@@ -123,6 +124,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   }
   const pool = (max: number, applicationName: string) =>
     postgres(url, {
+      ...lostConnectionOptions,
       max,
       onnotice: () => {},
       connect_timeout: connectTimeout,
@@ -136,12 +138,14 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     });
   const client = pool(poolSize, 'order-service');
   const counterClient = pool(COUNTER_POOL_SIZE, 'order-service-counters');
-  const db = drizzlePostgres(preparing(client), { schema }) as unknown as Db;
+  // A transaction whose connection PostgreSQL closed must not send postgres.js anything more:
+  // on 3.4.9 that ends the process (postgres-js-lost-connections.ts says why and how).
+  const db = drizzlePostgres(guardLostConnections(preparing(client)), { schema }) as unknown as Db;
   gateTransactions(db, transactionSlots(poolSize), timeouts.acquireTimeoutMs);
   return {
     db,
     kind: 'postgres',
-    counters: drizzlePostgres(preparing(counterClient), { schema }) as unknown as Db,
+    counters: drizzlePostgres(guardLostConnections(preparing(counterClient)), { schema }) as unknown as Db,
     ping: (timeoutMs) => pingDb(db, timeoutMs),
     close: async () => {
       await Promise.all([client.end({ timeout: 5 }), counterClient.end({ timeout: 5 })]);
