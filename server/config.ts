@@ -40,6 +40,8 @@ const EnvSchema = z.object({
     .optional(),
   DATA_DIR: z.string().min(1).default('.data'),
   DATABASE_POOL_SIZE: positiveInt.max(200).default(10),
+  // `false`: migrations are a deploy step of their own (`npm run migrate`); start refuses a database that lacks one.
+  MIGRATE_ON_START: z.enum(['true', 'false']).default('true'),
   DATABASE_CONNECT_TIMEOUT_MS: positiveInt.max(600_000).default(defaultDatabaseTimeouts.connectTimeoutMs),
   DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.max(3_600_000).default(defaultDatabaseTimeouts.statementTimeoutMs),
   DATABASE_LOCK_TIMEOUT_MS: positiveInt.max(3_600_000).default(defaultDatabaseTimeouts.lockTimeoutMs),
@@ -88,6 +90,8 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   databasePoolSize: number;
+  /** Apply pending migrations at start (else refuse to start while any is pending). */
+  migrateOnStart: boolean;
   /** Bounds on waiting for PostgreSQL, so an outage or a held lock answers 503 in bounded time. */
   databaseTimeouts: Pick<DatabaseTimeouts, 'connectTimeoutMs' | 'statementTimeoutMs' | 'lockTimeoutMs' | 'acquireTimeoutMs' | 'idleInTransactionTimeoutMs'>;
   jwt: { secret: string; issuer: string; audience: string; accessTokenTtlSeconds: number };
@@ -116,6 +120,17 @@ export class ConfigError extends Error {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
   }
+}
+
+/**
+ * Only where the database is, for `npm run migrate`: a migration step needs no JWT secret, and
+ * must not create the development one.
+ */
+export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): Pick<Config, 'databaseUrl' | 'dataDir'> & { connectTimeoutMs: number } {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = EnvSchema.pick({ DATABASE_URL: true, DATA_DIR: true, DATABASE_CONNECT_TIMEOUT_MS: true }).safeParse(present);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  return { databaseUrl: parsed.data.DATABASE_URL, dataDir: resolve(parsed.data.DATA_DIR), connectTimeoutMs: parsed.data.DATABASE_CONNECT_TIMEOUT_MS };
 }
 
 /** Reads and validates the environment. Throws ConfigError listing every bad variable. */
@@ -155,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     dataDir: resolve(e.DATA_DIR),
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    migrateOnStart: e.MIGRATE_ON_START === 'true',
     databaseTimeouts: {
       connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
       statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,

@@ -3,7 +3,7 @@ import { TokenService } from './auth/tokens.ts';
 import { buildApp } from './app.ts';
 import { bootstrapAdmin, bootstrapClients, passwordGrantCommand } from './bootstrap.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { DataDirectoryLockedError, openDatabase } from './db/client.ts';
+import { DataDirectoryLockedError, MigrationsPendingError, openDatabase } from './db/client.ts';
 
 function readConfig(): Config {
   try {
@@ -18,10 +18,17 @@ function readConfig(): Config {
 }
 
 const config = readConfig();
-const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, timeouts: config.databaseTimeouts }).catch(
+const database = await openDatabase({
+  url: config.databaseUrl,
+  dataDir: config.dataDir,
+  poolSize: config.databasePoolSize,
+  timeouts: config.databaseTimeouts,
+  migrate: config.migrateOnStart,
+}).catch(
   (error: unknown) => {
-    // Another process on this PGlite directory: say so plainly and stop, no stack trace.
-    if (error instanceof DataDirectoryLockedError) {
+    // Another process on this PGlite directory, or a database not migrated yet while start must
+    // not migrate it: say so plainly and stop, no stack trace.
+    if (error instanceof DataDirectoryLockedError || error instanceof MigrationsPendingError) {
       console.error(error.message);
       process.exit(1);
     }

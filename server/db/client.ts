@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import postgres from 'postgres';
 import { projectRoot } from '../lib/project-root.ts';
 import { guardLostConnections, lostConnectionOptions } from './postgres-js-lost-connections.ts';
@@ -72,15 +73,47 @@ export interface OpenDatabaseOptions {
   timeouts?: Partial<DatabaseTimeouts>;
   /** An already created PGlite instance (tests clone a migrated one). */
   pglite?: PGlite;
+  /**
+   * Apply the migrations in `drizzle/` on opening (default). `false` (`MIGRATE_ON_START=false`,
+   * for deploys that run `npm run migrate` as a step of their own): nothing is applied, and a
+   * database that lacks one of them is refused with `MigrationsPendingError`.
+   */
+  migrate?: boolean;
+}
+
+/** The database lacks migrations this code needs, and opening it was asked not to apply them. */
+export class MigrationsPendingError extends Error {
+  readonly code = 'MIGRATIONS_PENDING';
+
+  constructor(readonly pending: number) {
+    super(`The database lacks ${pending} of this version's migrations and MIGRATE_ON_START=false: run \`npm run migrate\` first.`);
+    this.name = 'MigrationsPendingError';
+  }
+}
+
+/**
+ * Migrations of `drizzle/` not yet applied, by drizzle's own rule: it records each applied one in
+ * `drizzle.__drizzle_migrations` with its folder time, and applies those newer than the latest.
+ */
+async function pendingMigrations(db: Db): Promise<number> {
+  const migrations = readMigrationFiles({ migrationsFolder });
+  // postgres.js answers an array of rows, PGlite an object holding them.
+  const rowsOf = (result: unknown) => (Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? [])) as Record<string, unknown>[];
+  const [table] = rowsOf(await db.execute(sql`select to_regclass('drizzle.__drizzle_migrations') is not null as present`));
+  if (table?.present !== true) return migrations.length;
+  const [latest] = rowsOf(await db.execute(sql`select max(created_at)::text as applied_until from drizzle.__drizzle_migrations`));
+  const appliedUntil = typeof latest?.applied_until === 'string' ? Number(latest.applied_until) : -Infinity;
+  return migrations.filter((migration) => migration.folderMillis > appliedUntil).length;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const { url } = options;
   if (url && /^postgres(ql)?:\/\//.test(url)) return openPostgres(url, options);
-  if (options.pglite) return openPglite(options.pglite, () => {});
+  const migrate = options.migrate !== false;
+  if (options.pglite) return openPglite(options.pglite, migrate, () => {});
   // PGlite is loaded only when it is used: its module alone is about 45 MB of a process's memory.
   const { PGlite } = await import('@electric-sql/pglite');
-  if (url === 'memory://') return openPglite(new PGlite(), () => {});
+  if (url === 'memory://') return openPglite(new PGlite(), migrate, () => {});
 
   const dataDir = resolve(options.dataDir);
   // The data directory holds password hashes: only the service's user may enter it. mkdir
@@ -95,7 +128,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     // PGlite unpacks its initial cluster 0666 and writes files opened with fopen() 0666
     // whatever the umask: tighten them once it is up, and again when it closes.
     makePrivate(pgdata);
-    return await openPglite(client, () => {
+    return await openPglite(client, migrate, () => {
       try {
         makePrivate(pgdata);
       } finally {
@@ -118,7 +151,12 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   // Migrations get a connection of their own: a long migration must not hit the request timeouts.
   const migrator = postgres(url, { ...lostConnectionOptions, max: 1, onnotice: () => {}, connect_timeout: connectTimeout });
   try {
-    await migratePostgres(drizzlePostgres(migrator), { migrationsFolder });
+    if (options.migrate === false) {
+      const pending = await pendingMigrations(drizzlePostgres(migrator) as unknown as Db);
+      if (pending > 0) throw new MigrationsPendingError(pending);
+    } else {
+      await migratePostgres(drizzlePostgres(migrator), { migrationsFolder });
+    }
   } finally {
     await migrator.end({ timeout: 5 });
   }
@@ -185,11 +223,15 @@ function preparing<T>(client: T): T {
   return client;
 }
 
-async function openPglite(client: PGlite, release: () => void): Promise<Database> {
+async function openPglite(client: PGlite, migrate: boolean, release: () => void): Promise<Database> {
   const [{ drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')]);
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   try {
-    await migratePglite(drizzlePglite(client), { migrationsFolder });
+    if (migrate) await migratePglite(drizzlePglite(client), { migrationsFolder });
+    else {
+      const pending = await pendingMigrations(db);
+      if (pending > 0) throw new MigrationsPendingError(pending);
+    }
   } catch (error) {
     if (!client.closed) await client.close();
     throw error;
