@@ -13,6 +13,7 @@ import { registerDocs } from './http/docs.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { registerJsonParser } from './http/json-body.ts';
+import { traceContextLogger } from './http/trace-context.ts';
 import { handleError, sendProblem } from './http/problem-reply.ts';
 import { registerOAuth, type OAuthOptions } from './oauth/register.ts';
 import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './http/rate-limit.ts';
@@ -113,6 +114,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(options.tls ? { https: options.tls } : {}),
     logger: options.logger ?? false,
     logController: new OneLinePerRequest(),
+    // Every line of a request carries its W3C trace id beside its request id.
+    childLoggerFactory: traceContextLogger,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     trustProxy: fastifyTrustProxy(options.trustProxy),
     genReqId: (request) => {
