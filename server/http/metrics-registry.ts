@@ -63,14 +63,18 @@ export class ServiceMetrics {
     if (pool) this.registerPool(pool);
   }
 
-  /** A request was received (its answer will come through `requestAnswered`). */
+  /** A request was received: in flight until `requestEnded`. */
   requestReceived(): void {
     this.inFlight++;
   }
 
-  /** A request received earlier was answered. */
-  requestAnswered(method: string, route: string, status: number, seconds: number): void {
+  /** A request received earlier was answered, or its client went away. */
+  requestEnded(): void {
     this.inFlight--;
+  }
+
+  /** A request's answer: its duration, and a refusal if it was one. */
+  requestAnswered(method: string, route: string, status: number, seconds: number): void {
     this.duration.observe({ method, route, status_code: status }, seconds);
     if (status === 429) this.refusals.inc();
   }

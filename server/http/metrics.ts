@@ -32,8 +32,8 @@ export interface MetricsPluginOptions extends MetricsOptions, MetricsSources {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Counted in flight by the metrics hooks (only those requests are counted out). */
-    metricsCounted: boolean;
+    /** In flight for the metrics: counted in by their hooks and not yet out (answered or abandoned). */
+    metricsInFlight: boolean;
   }
 }
 
@@ -81,15 +81,30 @@ export async function registerMetrics(app: FastifyInstance, options: MetricsPlug
   // tRPC v11 offers no public list of a router's procedures; only their names are read here.
   const procedures: ReadonlySet<string> = new Set(Object.keys(options.router._def.procedures as Record<string, unknown>));
 
-  app.decorateRequest('metricsCounted', false);
-  app.addHook('onRequest', async (request) => {
-    request.metricsCounted = true;
+  // Callback hooks, not async ones: no promise per request for a few counter updates.
+  app.decorateRequest('metricsInFlight', false);
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.metricsInFlight = true;
     metrics.requestReceived();
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
-    // Requests refused before any hook (an undecodable URL) never reach here, nor were counted in.
-    if (!request.metricsCounted) return;
-    metrics.requestAnswered(request.method, routeLabel(request, procedures), reply.statusCode, reply.elapsedTime / 1000);
+  // Requests refused before any hook (an undecodable URL) come to neither hook below: they were
+  // never counted in. Each of the others is counted out once, by whichever comes first.
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.metricsInFlight) {
+      request.metricsInFlight = false;
+      metrics.requestEnded();
+      metrics.requestAnswered(request.method, routeLabel(request, procedures), reply.statusCode, reply.elapsedTime / 1000);
+    }
+    done();
+  });
+  // A client gone before its answer: Fastify runs no onResponse for it, and it has no status.
+  app.addHook('onRequestAbort', (request, done) => {
+    if (request.metricsInFlight) {
+      request.metricsInFlight = false;
+      metrics.requestEnded();
+    }
+    done();
   });
 
   if (token !== undefined) {

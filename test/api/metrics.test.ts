@@ -184,6 +184,43 @@ describe('METRICS_TOKEN: GET /metrics on the main port answers only a bearer of 
   });
 });
 
+// Regression: a request whose client went away before its answer was counted in flight for ever
+// (Fastify runs no onResponse hook for it).
+describe('a request whose client goes away is no longer in flight', () => {
+  let app: FastifyInstance;
+  let base: string;
+  let entered: () => void;
+  let release: () => void;
+  const started = new Promise<void>((resolve) => (entered = resolve));
+  const held = new Promise<void>((resolve) => (release = resolve));
+  beforeAll(async () => {
+    app = await buildApp({ database: shared(), tokens, metrics: { token: TOKEN } });
+    apps.push(app);
+    // A route that answers only when the test lets it, so the client can leave while it runs.
+    app.get('/test/held', async () => {
+      entered();
+      await held;
+      return 'late';
+    });
+    base = await app.listen({ port: 0, host: '127.0.0.1' });
+  });
+
+  const inFlight = async () => value(await scrape(app), 'http_requests_in_flight', 'http_requests_in_flight');
+
+  it('in flight while it runs; once the client aborts, only the scrape itself is', async () => {
+    const abort = new AbortController();
+    const request = fetch(`${base}/test/held`, { signal: abort.signal }).catch(() => 'aborted');
+    await started;
+    expect(await inFlight()).toBe(2);
+    abort.abort();
+    expect(await request).toBe('aborted');
+    const deadline = Date.now() + 10_000;
+    while ((await inFlight()) !== 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await inFlight()).toBe(1);
+    release();
+  });
+});
+
 describe('rate-limit refusals are counted (every 429, the API\'s limit and /oauth\'s)', () => {
   let app: FastifyInstance;
   let port: number;
