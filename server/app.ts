@@ -13,6 +13,8 @@ import { registerDocs } from './http/docs.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { registerJsonParser } from './http/json-body.ts';
+import { registerMetrics, type MetricsOptions } from './http/metrics.ts';
+import { traceContextLogger } from './http/trace-context.ts';
 import { handleError, sendProblem } from './http/problem-reply.ts';
 import { registerOAuth, type OAuthOptions } from './oauth/register.ts';
 import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './http/rate-limit.ts';
@@ -59,6 +61,8 @@ export interface AppOptions {
   oauth?: OAuthOptions;
   /** The secret list cursors are signed with (every instance the same; main.ts: JWT_SECRET). */
   cursorSecret?: string;
+  /** `GET /metrics` on a port of its own and/or to a bearer of a token (server/http/metrics.ts); neither: none. */
+  metrics?: MetricsOptions;
 }
 
 declare module 'fastify' {
@@ -113,6 +117,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(options.tls ? { https: options.tls } : {}),
     logger: options.logger ?? false,
     logController: new OneLinePerRequest(),
+    // Every line of a request carries its W3C trace id beside its request id.
+    childLoggerFactory: traceContextLogger,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     trustProxy: fastifyTrustProxy(options.trustProxy),
     genReqId: (request) => {
@@ -136,6 +142,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return handleError(error, request, reply);
     },
   });
+
+  // First of the hooks, so every request is counted (server/http/metrics.ts).
+  const metrics = await registerMetrics(app, { ...options.metrics, router: appRouter, pool: database.poolState });
 
   let shuttingDown = false;
   app.decorate('startShutdown', () => {
@@ -191,7 +200,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler((error, request, reply) => handleError(error, request, reply));
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new DomainError('not-found', `No resource at ${request.url.split('?')[0]}.`)));
   const { purgeIntervalMs = 10 * 60_000, ...idempotencyOverrides } = options.idempotency ?? {};
-  const idempotency: IdempotencySettings = { ...defaultIdempotencySettings, ...idempotencyOverrides };
+  const idempotency: IdempotencySettings = { ...defaultIdempotencySettings, ...idempotencyOverrides, onReplay: metrics?.recordReplay };
   // Without a secret, the process's own key: cursors then hold within this process only.
   const cursors = options.cursorSecret === undefined ? processCursors : new CursorCodec(options.cursorSecret);
   // Expired idempotency keys (and rate-limit counters, when the database holds them) go in the

@@ -72,6 +72,14 @@ const EnvSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be redis://... or rediss://...').optional(),
   TRUST_PROXY: trustProxy.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // --- metrics (CONTRACT section 13): GET /metrics, never public by default ---
+  METRICS_PORT: port.optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,256}$/, 'must be 16 to 256 visible ASCII characters (no spaces), such as the output of openssl rand -hex 32')
+    .optional(),
+  // --- end of metrics ---
   PUBLIC_URL: z.url().optional(),
   CORS_ORIGINS: z
     .string()
@@ -107,6 +115,11 @@ export interface Config {
   /** Which proxies' `X-Forwarded-*` to believe (server/lib/client-address.ts). */
   trustProxy: TrustProxy;
   logLevel: string;
+  /**
+   * `GET /metrics` (server/http/metrics.ts): on a port of its own at `host`, and/or on the main port
+   * to a bearer of `token`; neither set: not served, nothing recorded.
+   */
+  metrics: { port: number | undefined; host: string; token: string | undefined };
   publicUrl: string | undefined;
   tls: { cert: string; key: string } | undefined;
   /** Browser origins allowed to call the API; `'*'` for any; empty: no CORS headers. */
@@ -159,6 +172,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (production && !has('PUBLIC_URL')) {
     problems.push('PUBLIC_URL: required in production (the public base URL, such as https://orders.example.com: the OAuth issuer and its endpoints)');
   }
+  // Metrics: METRICS_HOST alone would serve nothing; the main port cannot serve them twice.
+  if (has('METRICS_HOST') && !has('METRICS_PORT')) problems.push('METRICS_HOST: set METRICS_PORT too (the metrics server listens only on a port of its own)');
+  if (has('METRICS_PORT') && Number(present.METRICS_PORT) !== 0 && Number(present.METRICS_PORT) === Number(present.PORT ?? 3000)) {
+    problems.push('METRICS_PORT: must differ from PORT (set METRICS_TOKEN instead to serve /metrics on the main port)');
+  }
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
 
@@ -187,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY ?? false,
     logLevel: e.LOG_LEVEL,
+    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST, token: e.METRICS_TOKEN },
     publicUrl: e.PUBLIC_URL,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     corsOrigins: e.CORS_ORIGINS === '*' ? '*' : (e.CORS_ORIGINS?.split(',').map((o) => o.trim()) ?? []),

@@ -50,6 +50,7 @@ const app = await buildApp({
   },
   // Cursors: every instance agrees; the codec keys its HMAC with a label, not the secret itself.
   cursorSecret: config.jwt.secret,
+  metrics: config.metrics,
   rateLimit: { max: config.rateLimit.max, timeWindow: config.rateLimit.window, redisUrl: config.redisUrl },
   oauth: {
     issuer: config.publicUrl,

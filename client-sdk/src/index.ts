@@ -52,6 +52,14 @@ interface BaseOptions {
   url: string | URL;
   /** A `fetch` to use instead of the global one (tests, older runtimes, instrumentation). */
   fetch?: Fetch;
+  /**
+   * Asked before every request (batch): a W3C `traceparent` to send, so the service logs the
+   * caller's trace id beside its request id; nothing: none is sent (the service starts a trace).
+   * With OpenTelemetry: `() => { const carrier: Record<string, string> = {};
+   * propagation.inject(context.active(), carrier); return carrier.traceparent; }`.
+   * A call's own `traceparent` (its `context`) wins over it.
+   */
+  traceparent?: () => string | undefined;
 }
 
 export type OrderServiceClientOptions = BaseOptions &
@@ -132,6 +140,11 @@ export type CallContext = {
    * service answers the first call's result again. 1-255 visible ASCII characters, e.g. a UUID.
    */
   idempotencyKey?: string;
+  /**
+   * Sent as the W3C `traceparent` of this call (`00-<32 hex trace id>-<16 hex span id>-<2 hex flags>`):
+   * the call then travels alone, as one request carries one. An invalid one is ignored by the service.
+   */
+  traceparent?: string;
 };
 
 /**
@@ -148,29 +161,42 @@ const idempotencyKeyOf = (op: Operation): string | undefined => {
   return typeof key === 'string' ? key : undefined;
 };
 
+const traceparentOf = (op: Operation): string | undefined => {
+  const traceparent = op.context.traceparent;
+  return typeof traceparent === 'string' ? traceparent : undefined;
+};
+
 /**
  * A typed client of the service's procedures: `await client.products.create.mutate({...})`,
  * `await client.products.list.query({ category })`. Calls made together go in one request.
  */
 export function createOrderServiceClient(options: OrderServiceClientOptions): OrderServiceClient {
-  const { token, getToken } = options;
+  const { token, getToken, traceparent } = options;
   const url = `${String(options.url).replace(/\/+$/, '')}/trpc`;
   const fetchOption = options.fetch ? { fetch: options.fetch } : {};
   const authorization = async (): Promise<Record<string, string>> => {
     const current = getToken ? await getToken() : token;
     return current ? { authorization: `Bearer ${current}` } : {};
   };
+  /** The call's own traceparent, else the client's, else none. */
+  const trace = (own?: string): Record<string, string> => {
+    const value = own ?? traceparent?.();
+    return value ? { traceparent: value } : {};
+  };
   return createTRPCClient<AppRouter>({
     links: [
       problemLink,
       splitLink({
-        // The key is a header of the whole HTTP request: a call with one travels alone, so a
-        // batch never carries one key for several calls.
-        condition: (op) => idempotencyKeyOf(op) !== undefined,
+        // The key (and a call's own traceparent) is a header of the whole HTTP request: a call with
+        // one travels alone, so a batch never carries one key for several calls.
+        condition: (op) => idempotencyKeyOf(op) !== undefined || traceparentOf(op) !== undefined,
         true: httpLink({
           url,
           ...fetchOption,
-          headers: async ({ op }) => ({ ...(await authorization()), 'idempotency-key': idempotencyKeyOf(op) ?? '' }),
+          headers: async ({ op }) => {
+            const key = idempotencyKeyOf(op);
+            return { ...(await authorization()), ...(key === undefined ? {} : { 'idempotency-key': key }), ...trace(traceparentOf(op)) };
+          },
         }),
         false: httpBatchLink({
           url,
@@ -179,7 +205,7 @@ export function createOrderServiceClient(options: OrderServiceClientOptions): Or
           // service takes up to 100 calls a request; 50 keeps each response small.
           maxURLLength: 2083,
           maxItems: 50,
-          headers: authorization,
+          headers: async () => ({ ...(await authorization()), ...trace() }),
         }),
       }),
     ],

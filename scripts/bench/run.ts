@@ -14,7 +14,8 @@
  * BENCH_CASES (comma list of case names, default all), BENCH_BACKENDS (postgres,pglite),
  * BENCH_PROFILE (a directory: both servers run with `--cpu-prof` and write their profiles in
  * its `service` and `raw` folders on exit, one file per thread; `scripts/bench/profile-summary.ts <file>` summarizes the main
- * thread's, the largest), BENCH_SERVICE_FLAGS (extra Node/V8 flags for the service process).
+ * thread's, the largest), BENCH_SERVICE_FLAGS (extra Node/V8 flags for the service process),
+ * BENCH_METRICS (1: the service records metrics, served to a METRICS_TOKEN; the cost of recording).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -695,6 +696,7 @@ async function startService(databaseUrl: string, dataDir: string): Promise<{ ser
     RATE_LIMIT_MAX,
     // The OAuth issuer, which production requires to be named.
     PUBLIC_URL: `http://127.0.0.1:${servicePort}`,
+    ...(process.env.BENCH_METRICS === '1' ? { METRICS_TOKEN: 'order-service-bench-metrics-token' } : {}),
   }, undefined, [...START_FLAGS, ...serviceFlags, ...profileArgs('service')]);
   const base = `http://127.0.0.1:${servicePort}`;
   await waitHealthy(service, base);

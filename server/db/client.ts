@@ -27,7 +27,23 @@ export interface Database {
   counters?: Db;
   /** Answers true when the database responds to a trivial query in time. */
   ping(timeoutMs?: number): Promise<boolean>;
+  /**
+   * PostgreSQL: the pool as far as we gate it (postgres.js shows no connection states): its size,
+   * transactions holding a slot, and those waiting for one (for /metrics). Absent on PGlite.
+   */
+  poolState?: () => PoolState;
   close(): Promise<void>;
+}
+
+export interface PoolState {
+  /** Connections of the request pool (`DATABASE_POOL_SIZE`). */
+  size: number;
+  /** Of those, how many transactions may hold at once (`transactionSlots`). */
+  transactionSlots: number;
+  /** Transactions holding a slot (each on a connection of its own). */
+  activeTransactions: number;
+  /** Transactions waiting for a slot. */
+  waitingTransactions: number;
 }
 
 export const migrationsFolder = join(projectRoot, 'drizzle');
@@ -179,12 +195,17 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   // A transaction whose connection PostgreSQL closed must not send postgres.js anything more:
   // on 3.4.9 that ends the process (postgres-js-lost-connections.ts says why and how).
   const db = drizzlePostgres(guardLostConnections(preparing(client)), { schema }) as unknown as Db;
-  gateTransactions(db, transactionSlots(poolSize), timeouts.acquireTimeoutMs);
+  const slots = transactionSlots(poolSize);
+  const gate = gateTransactions(db, slots, timeouts.acquireTimeoutMs);
   return {
     db,
     kind: 'postgres',
     counters: drizzlePostgres(guardLostConnections(preparing(counterClient)), { schema }) as unknown as Db,
     ping: (timeoutMs) => pingDb(db, timeoutMs),
+    poolState: () => {
+      const { active, waiting } = gate.state;
+      return { size: poolSize, transactionSlots: slots, activeTransactions: active, waitingTransactions: waiting };
+    },
     close: async () => {
       await Promise.all([client.end({ timeout: 5 }), counterClient.end({ timeout: 5 })]);
     },
@@ -257,11 +278,12 @@ export function transactionSlots(poolSize: number): number {
 }
 
 /** Makes `db.transaction` wait for one of `slots` at most `timeoutMs`, then fail (-> 503). */
-function gateTransactions(db: Db, slots: number, timeoutMs: number): void {
+function gateTransactions(db: Db, slots: number, timeoutMs: number): Semaphore {
   const gate = new Semaphore(slots, timeoutMs);
   const begin = db.transaction.bind(db);
   const gated: Db['transaction'] = (transaction, config) => gate.run(() => begin(transaction, config));
   db.transaction = gated;
+  return gate;
 }
 
 /** Counting semaphore whose waiters give up after a timeout. */
@@ -301,6 +323,11 @@ class Semaphore {
       }, this.timeoutMs);
       this.waiting.push(grant);
     });
+  }
+
+  /** Slots held and callers waiting for one, now. */
+  get state(): { active: number; waiting: number } {
+    return { active: this.active, waiting: this.waiting.length };
   }
 
   private release(): void {

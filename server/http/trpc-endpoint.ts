@@ -50,7 +50,7 @@ export async function registerTrpcEndpoint(app: FastifyInstance, options: TrpcEn
     },
     onError: ({ error, req }) => {
       // The underlying error (message, code, stack), not the generic problem the client gets.
-      if (error.code === 'INTERNAL_SERVER_ERROR') app.log.error({ err: loggedCause(error.cause ?? error), reqId: req.id }, 'trpc call failed');
+      if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: loggedCause(error.cause ?? error) }, 'trpc call failed');
     },
   };
   await app.register(fastifyTRPCPlugin, { prefix: '/trpc', trpcOptions });

@@ -42,6 +42,8 @@ export interface IdempotencySettings {
    * derives it from JWT_SECRET); the default serves tests and scripts only.
    */
   fingerprintKey: string;
+  /** Told of every answer replayed from a stored result, with the operation (for /metrics). */
+  onReplay?: ((operation: string) => void) | undefined;
 }
 
 export const defaultIdempotencySettings: IdempotencySettings = { ttlHours: 24, waitTimeoutMs: 10_000, fingerprintKey: 'order-service-local' };

@@ -167,6 +167,7 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
       if (replayed) {
         ctx.response.replayed = true;
         ctx.response.headers['idempotent-replayed'] = 'true';
+        ctx.idempotency.onReplay?.(operation);
       }
       return outcome;
     } catch (error) {

@@ -299,3 +299,36 @@ describe('in development without JWT_SECRET a secret is created under DATA_DIR a
     expect(existsSync(dataDir)).toBe(false);
   });
 });
+
+describe('METRICS_PORT, METRICS_HOST, METRICS_TOKEN: /metrics is not served unless one is set (CONTRACT section 13)', () => {
+  const TOKEN = 'a-metrics-token-0123456789';
+
+  it('unset: no port, no token, the host 127.0.0.1', () => {
+    expect(load({ JWT_SECRET: SECRET }).metrics).toEqual({ port: undefined, host: '127.0.0.1', token: undefined });
+  });
+
+  it('METRICS_PORT and METRICS_HOST give the metrics server\'s address; METRICS_TOKEN is taken as given', () => {
+    expect(load({ JWT_SECRET: SECRET, METRICS_PORT: '9464', METRICS_HOST: '10.0.0.5', METRICS_TOKEN: TOKEN }).metrics).toEqual({ port: 9464, host: '10.0.0.5', token: TOKEN });
+  });
+
+  it.each(['abc', '70000', '-1'])('METRICS_PORT=%s is refused naming METRICS_PORT', (value) => {
+    expect(naming(problemsOf({ JWT_SECRET: SECRET, METRICS_PORT: value }), 'METRICS_PORT')).toBe(true);
+  });
+
+  it('METRICS_PORT equal to PORT is refused (the main port serves /metrics only with METRICS_TOKEN)', () => {
+    expect(naming(problemsOf({ JWT_SECRET: SECRET, PORT: '8080', METRICS_PORT: '8080' }), 'METRICS_PORT')).toBe(true);
+    expect(naming(problemsOf({ JWT_SECRET: SECRET, METRICS_PORT: '3000' }), 'METRICS_PORT')).toBe(true);
+  });
+
+  it('METRICS_HOST without METRICS_PORT is refused: it would serve nothing', () => {
+    expect(naming(problemsOf({ JWT_SECRET: SECRET, METRICS_HOST: '0.0.0.0' }), 'METRICS_HOST')).toBe(true);
+  });
+
+  it.each([
+    ['15 characters', 't'.repeat(15)],
+    ['a space', 'a metrics token with spaces'],
+    ['257 characters', 't'.repeat(257)],
+  ])('a METRICS_TOKEN of %s is refused naming METRICS_TOKEN', (_name, token) => {
+    expect(naming(problemsOf({ JWT_SECRET: SECRET, METRICS_TOKEN: token }), 'METRICS_TOKEN')).toBe(true);
+  });
+});
