@@ -16,13 +16,6 @@ export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export interface Database {
   db: Db;
   kind: 'pglite' | 'postgres';
-  /**
-   * PostgreSQL: the handle rate-limit counts run on (server/http/rate-limit-store.ts), a small pool
-   * of its own: a count runs before every request, so it must never wait behind the pool's queue
-   * (transactions holding every slot, connections being re-made after an outage) nor add to it.
-   * Absent on PGlite, whose data directory admits one process: its counts stay in memory.
-   */
-  counters?: Db;
   /** Answers true when the database responds to a trivial query in time. */
   ping(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
@@ -107,9 +100,6 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   }
 }
 
-/** Connections of the rate-limit counts' own pool (postgres.js pipelines the counts on them). */
-const COUNTER_POOL_SIZE = 2;
-
 async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
   const timeouts = { ...defaultDatabaseTimeouts, ...options.timeouts };
   const poolSize = options.poolSize ?? 10;
@@ -121,30 +111,26 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   } finally {
     await migrator.end({ timeout: 5 });
   }
-  const pool = (max: number, applicationName: string) =>
-    postgres(url, {
-      max,
-      onnotice: () => {},
-      connect_timeout: connectTimeout,
-      idle_timeout: Math.max(1, Math.ceil(timeouts.idleTimeoutMs / 1000)),
-      connection: {
-        application_name: applicationName,
-        statement_timeout: timeouts.statementTimeoutMs,
-        lock_timeout: timeouts.lockTimeoutMs,
-        idle_in_transaction_session_timeout: timeouts.idleInTransactionTimeoutMs,
-      },
-    });
-  const client = pool(poolSize, 'order-service');
-  const counterClient = pool(COUNTER_POOL_SIZE, 'order-service-counters');
+  const client = postgres(url, {
+    max: poolSize,
+    onnotice: () => {},
+    connect_timeout: connectTimeout,
+    idle_timeout: Math.max(1, Math.ceil(timeouts.idleTimeoutMs / 1000)),
+    connection: {
+      application_name: 'order-service',
+      statement_timeout: timeouts.statementTimeoutMs,
+      lock_timeout: timeouts.lockTimeoutMs,
+      idle_in_transaction_session_timeout: timeouts.idleInTransactionTimeoutMs,
+    },
+  });
   const db = drizzlePostgres(preparing(client), { schema }) as unknown as Db;
   gateTransactions(db, transactionSlots(poolSize), timeouts.acquireTimeoutMs);
   return {
     db,
     kind: 'postgres',
-    counters: drizzlePostgres(preparing(counterClient), { schema }) as unknown as Db,
     ping: (timeoutMs) => pingDb(db, timeoutMs),
     close: async () => {
-      await Promise.all([client.end({ timeout: 5 }), counterClient.end({ timeout: 5 })]);
+      await client.end({ timeout: 5 });
     },
   };
 }
