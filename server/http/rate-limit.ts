@@ -6,9 +6,10 @@
  * `@fastify/rate-limit` does the counting. A limit is protection, not accounting (CONTRACT section
  * 9): counting never costs a database write. Its store is the process's memory by default (each
  * instance counts on its own, so N instances give a caller up to N x the limit), or Redis when one
- * is configured: one limit shared by every instance. Its per-route hooks cannot do the rest: they
- * never run for answers given before the route (404 for unknown paths, 401 for a bad token, 406)
- * and they count a tRPC batch as one request. So the plugin is
+ * is configured: one limit shared by every instance, taken in leases so that a busy caller's
+ * requests do not each wait for a round trip (server/http/rate-limit-store.ts). Its per-route
+ * hooks cannot do the rest: they never run for answers given before the route (404 for unknown
+ * paths, 401 for a bad token, 406) and they count a tRPC batch as one request. So the plugin is
  * registered with `global: false` and its documented manual limiter (`createRateLimit`, meant for
  * tRPC and GraphQL) is called from the app's onRequest hook, after the token is verified and
  * before anything is refused (and from the router's error handler, for the URLs it refuses before
@@ -20,6 +21,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { DomainError } from '../errors/problems.ts';
 import { addressKey } from '../lib/client-address.ts';
+import { redisLeaseStore } from './rate-limit-store.ts';
 
 export interface RateLimitOptions {
   /** Requests (tRPC calls) per window per caller. */
@@ -108,7 +110,7 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     keyGenerator: (request) => (request.caller ? `sub:${request.caller.sub}` : `ip:${addressKey(request.ip)}`),
     // Fail open: a store error (Redis down or slow) lets the request through uncounted.
     skipOnError: true,
-    ...(redis ? { redis, nameSpace: 'order-service:rate-limit:' } : { cache: MEMORY_STORE_CALLERS }),
+    ...(redis ? { store: redisLeaseStore(redis, 'order-service:rate-limit:') } : { cache: MEMORY_STORE_CALLERS }),
   });
   const limit = app.createRateLimit();
 
@@ -120,9 +122,8 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     counted.add(request);
     // A batch of N calls adds N, one store increment per call: the store API adds one at a time, and
     // increments from other requests or instances may interleave without losing any (in memory, or
-    // each an atomic INCR in Redis). The batch is refused
-    // whole when its last call does not fit in what remains: its calls still count, as a refused
-    // request does. Past `max + 1` further increments change nothing (the caller is refused until
+    // from disjoint ranges of one count in Redis). The batch is refused whole when its last call
+    // does not fit in what remains: its calls still count, as a refused request does. Past `max + 1` further increments change nothing (the caller is refused until
     // the window resets), so a huge batch costs at most `max + 1` store operations; and a batch past
     // `maxBatch` calls is refused whole, so at most `maxBatch + 1` are counted.
     const weight = Math.min(callsIn(request.url), options.max + 1, maxBatch + 1);
