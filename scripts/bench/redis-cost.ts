@@ -10,8 +10,9 @@
  *   node --import tsx scripts/bench/redis-cost.ts
  *
  * Options (environment): COST_ROUNDS (6), COST_SECONDS (3), COST_SEQUENTIAL (300 requests a round),
- * COST_VARIANTS (comma list of `name=bundle[:redis]`, default `memory=dist/server/main.mjs,redis=dist/server/main.mjs:redis`),
- * DATABASE_URL (a role that may create databases; default the local cluster's order_service).
+ * COST_VARIANTS (comma list of `name=bundle[:redis]`, default `memory=dist/server/main.mjs,redis=dist/server/main.mjs:redis`;
+ * a bundle built from an older commit, copied beside it, compares another way of counting),
+ * DATABASE_URL (a role that may create databases; default the local cluster's order_service_test).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
