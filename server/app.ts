@@ -18,7 +18,6 @@ import { traceContextLogger } from './http/trace-context.ts';
 import { handleError, sendProblem } from './http/problem-reply.ts';
 import { registerOAuth, type OAuthOptions } from './oauth/register.ts';
 import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './http/rate-limit.ts';
-import { purgeExpiredCounters } from './http/rate-limit-store.ts';
 import { startPurge } from './lib/purge.ts';
 import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter.ts';
 import { registerTrpcEndpoint } from './http/trpc-endpoint.ts';
@@ -39,9 +38,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /**
    * Requests (tRPC calls) per window per caller (`sub`, else client IP), counted in Redis when
-   * `redisUrl` is set, else in the database on PostgreSQL (either way shared by every instance)
-   * and in memory on PGlite (whose data directory admits one process). Every response carries
-   * RateLimit-*.
+   * `redisUrl` is set (shared by every instance), else in this process's memory. Every response
+   * carries RateLimit-*.
    */
   rateLimit?: RateLimitOptions;
   /** Browser origins allowed by CORS (`'*'`: any); none by default. */
@@ -166,7 +164,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     closing = true;
   });
 
-  const rateLimiter = await registerRateLimit(app, database.counters, options.rateLimit ?? { max: 600, timeWindow: '1 minute' }, MAX_TRPC_BATCH);
+  const rateLimiter = await registerRateLimit(app, options.rateLimit ?? { max: 600, timeWindow: '1 minute' }, MAX_TRPC_BATCH);
   limiter = rateLimiter;
   app.decorateRequest('caller', null);
   app.addHook('onRequest', async (request, reply) => {
@@ -203,13 +201,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const idempotency: IdempotencySettings = { ...defaultIdempotencySettings, ...idempotencyOverrides, onReplay: metrics?.recordReplay };
   // Without a secret, the process's own key: cursors then hold within this process only.
   const cursors = options.cursorSecret === undefined ? processCursors : new CursorCodec(options.cursorSecret);
-  // Expired idempotency keys (and rate-limit counters, when the database holds them) go in the
-  // background; stopped before the database closes.
-  const { counters } = database;
-  const stopPurges = [
-    startPurge(app.log, purgeIntervalMs, 'expired idempotency keys', () => purgeExpiredKeys(database.db)),
-    ...(counters ? [startPurge(app.log, purgeIntervalMs, 'expired rate-limit counters', () => purgeExpiredCounters(counters))] : []),
-  ];
+  // Expired idempotency keys go in the background; stopped before the database closes.
+  const stopPurges = [startPurge(app.log, purgeIntervalMs, 'expired idempotency keys', () => purgeExpiredKeys(database.db))];
   app.addHook('onClose', async () => {
     await Promise.all(stopPurges.map((stop) => stop()));
     await database.close();

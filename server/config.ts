@@ -110,7 +110,7 @@ export interface Config {
   admin: { email: string; password: string } | undefined;
   bodyLimit: number;
   rateLimit: { max: number; window: string };
-  /** Rate-limit counters in Redis; in the database when unset. Either is shared by every instance. */
+  /** Rate-limit counters in Redis, shared by every instance; in each process's memory when unset. */
   redisUrl: string | undefined;
   /** Which proxies' `X-Forwarded-*` to believe (server/lib/client-address.ts). */
   trustProxy: TrustProxy;

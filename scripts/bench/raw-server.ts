@@ -2,10 +2,11 @@
  * The benchmark's baseline (issue 12): what a careful hand-written server does for the measured
  * operations, with none of the service's layers (tRPC, drizzle, Zod, the REST facade,
  * @fastify/rate-limit). Bare Fastify + postgres.js tagged templates + jose, the same SQL statements
- * the services issue (read off server/modules/*\/*.service.ts, server/trpc/idempotency.ts and the
- * rate-limit count of server/http/rate-limit-store.ts), the same JSON (fields and order), the same
- * headers (ETag as server/lib/etag.ts computes it: of the bytes sent; Last-Modified,
- * Cache-Control, Content-Type, X-Request-Id, the security headers, RateLimit-*).
+ * the services issue (read off server/modules/*\/*.service.ts and server/trpc/idempotency.ts), the
+ * same JSON (fields and order), the same headers (ETag as server/lib/etag.ts computes it: of the
+ * bytes sent; Last-Modified, Cache-Control, Content-Type, X-Request-Id, the security headers).
+ * No rate limiting (issue 23): the service's limiter counts in memory, a cost only the service
+ * pays, so it belongs in the service's column.
  *
  * It serves only the benchmark's cases and their happy paths; anything else is a short problem.
  * Run by scripts/bench/run.ts with DATABASE_URL, JWT_SECRET, PORT (and JWT_ISSUER/JWT_AUDIENCE).
@@ -30,8 +31,6 @@ const key = await webcrypto.subtle.importKey('raw', new TextEncoder().encode(env
 const issuer = env('JWT_ISSUER', 'order-service');
 const audience = env('JWT_AUDIENCE', 'order-service-api');
 const port = Number(env('PORT'));
-const rateLimitMax = Number(env('RATE_LIMIT_MAX'));
-const RATE_LIMIT_WINDOW_MS = 60_000;
 const API = '/api/v1';
 
 // The service's pool: 10 connections (DATABASE_POOL_SIZE default), its session settings
@@ -46,14 +45,6 @@ const sql = postgres(databaseUrl, {
     lock_timeout: 3_000,
     idle_in_transaction_session_timeout: 30_000,
   },
-});
-
-// The rate-limit counts' own pool, as the service's (server/db/client.ts COUNTER_POOL_SIZE).
-const counterSql = postgres(databaseUrl, {
-  max: 2,
-  onnotice: () => {},
-  idle_timeout: 60,
-  connection: { application_name: 'order-service-raw-counters', statement_timeout: 10_000, lock_timeout: 3_000, idle_in_transaction_session_timeout: 30_000 },
 });
 
 // --- what the service computes the same way --------------------------------------------------
@@ -144,26 +135,6 @@ async function authenticate(request: FastifyRequest): Promise<Caller> {
   if (verified.size >= 4096) verified.delete(verified.keys().next().value as string);
   verified.set(token, { caller, exp });
   return caller;
-}
-
-/**
- * The service's rate-limit count (server/http/rate-limit-store.ts's upsert, the plugin's
- * arithmetic, the three headers), per caller: `sub:<sub>` or `ip:<address>`.
- */
-async function count(reply: FastifyReply, key: string): Promise<void> {
-  const [row] = await counterSql<{ hits: number; ttl_ms: number }[]>`
-    insert into rate_limit_counters as c (key, hits, resets_at)
-    values (${key}, 1, now() + ${RATE_LIMIT_WINDOW_MS}::float8 * interval '1 millisecond')
-    on conflict (key) do update set
-      hits = case when c.resets_at <= now() then 1 else least(c.hits, 2147483646) + 1 end,
-      resets_at = case when c.resets_at <= now() then excluded.resets_at else c.resets_at end
-    returning hits, (extract(epoch from c.resets_at - now()) * 1000)::float8 as ttl_ms`;
-  if (!row) throw new Problem(500, 'no count');
-  reply
-    .header('ratelimit-limit', rateLimitMax)
-    .header('ratelimit-remaining', Math.max(0, rateLimitMax - row.hits))
-    .header('ratelimit-reset', Math.max(1, Math.ceil(Math.min(RATE_LIMIT_WINDOW_MS, Math.ceil(row.ttl_ms)) / 1000)));
-  if (row.hits > rateLimitMax) throw new Problem(429, 'rate limited');
 }
 
 /** Sends a representation (an item or a list page) as the facade does: the body in schema field order, its validators (the tag of its bytes), cache policy. */
@@ -359,7 +330,6 @@ app.get('/api/health', async (_request, reply) => {
 });
 
 app.get<{ Params: { id: string } }>(`${API}/products/:id`, async (request, reply) => {
-  await count(reply, `ip:${request.ip}`);
   const id = intParam(request.params.id, 0, 1, 2_147_483_647);
   const [row] = await sql<ProductRow[]>`
     select id, sku, name, description, category, price, currency, stock, archived_at, created_at, updated_at
@@ -371,7 +341,6 @@ app.get<{ Params: { id: string } }>(`${API}/products/:id`, async (request, reply
 });
 
 app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/products`, async (request, reply) => {
-  await count(reply, `ip:${request.ip}`);
   const { category } = request.query;
   const page = intParam(request.query.page, 1, 1, 1_000_000);
   const limit = intParam(request.query.limit, 20, 1, 100);
@@ -390,7 +359,6 @@ app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/products`, 
 
 app.get<{ Params: { id: string } }>(`${API}/orders/:id`, async (request, reply) => {
   const caller = await authenticate(request);
-  await count(reply, `sub:${caller.sub}`);
   const id = intParam(request.params.id, 0, 1, 2_147_483_647);
   // getOrder -> loadOrder: the order, then its lines in position order; visibility after.
   const [row] = await sql<OrderRow[]>`
@@ -406,7 +374,6 @@ app.get<{ Params: { id: string } }>(`${API}/orders/:id`, async (request, reply) 
 
 app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/orders`, async (request, reply) => {
   const caller = await authenticate(request);
-  await count(reply, `sub:${caller.sub}`);
   const page = intParam(request.query.page, 1, 1, 1_000_000);
   const limit = intParam(request.query.limit, 20, 1, 100);
   const own = caller.role === 'customer' ? caller.userId : undefined;
@@ -429,7 +396,6 @@ app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/orders`, as
 
 app.post<{ Body: unknown }>(`${API}/orders`, async (request, reply) => {
   const caller = await authenticate(request);
-  await count(reply, `sub:${caller.sub}`);
   if (caller.role !== 'customer' || caller.userId === undefined) throw new Problem(403, 'customers only here');
   const customerId = caller.userId;
   const specs = readItems(request.body);
@@ -480,7 +446,6 @@ interface PaymentRow {
 
 app.post<{ Body: unknown }>(`${API}/payments`, async (request, reply) => {
   const caller = await authenticate(request);
-  await count(reply, `sub:${caller.sub}`);
   const body = isPlainObject(request.body) ? request.body : {};
   const orderId = Number(body.order_id);
   const amount = Number(body.amount);
@@ -550,7 +515,7 @@ await app.listen({ host: '127.0.0.1', port });
 
 async function stop(): Promise<void> {
   await app.close();
-  await Promise.all([sql.end({ timeout: 5 }), counterSql.end({ timeout: 5 })]);
+  await sql.end({ timeout: 5 });
   process.exit(0);
 }
 process.on('SIGTERM', () => void stop());

@@ -18,13 +18,6 @@ export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export interface Database {
   db: Db;
   kind: 'pglite' | 'postgres';
-  /**
-   * PostgreSQL: the handle rate-limit counts run on (server/http/rate-limit-store.ts), a small pool
-   * of its own: a count runs before every request, so it must never wait behind the pool's queue
-   * (transactions holding every slot, connections being re-made after an outage) nor add to it.
-   * Absent on PGlite, whose data directory admits one process: its counts stay in memory.
-   */
-  counters?: Db;
   /** Answers true when the database responds to a trivial query in time. */
   ping(timeoutMs?: number): Promise<boolean>;
   /**
@@ -157,9 +150,6 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   }
 }
 
-/** Connections of the rate-limit counts' own pool (postgres.js pipelines the counts on them). */
-const COUNTER_POOL_SIZE = 2;
-
 async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
   const timeouts = { ...defaultDatabaseTimeouts, ...options.timeouts };
   const poolSize = options.poolSize ?? 10;
@@ -176,22 +166,19 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   } finally {
     await migrator.end({ timeout: 5 });
   }
-  const pool = (max: number, applicationName: string) =>
-    postgres(url, {
-      ...lostConnectionOptions,
-      max,
-      onnotice: () => {},
-      connect_timeout: connectTimeout,
-      idle_timeout: Math.max(1, Math.ceil(timeouts.idleTimeoutMs / 1000)),
-      connection: {
-        application_name: applicationName,
-        statement_timeout: timeouts.statementTimeoutMs,
-        lock_timeout: timeouts.lockTimeoutMs,
-        idle_in_transaction_session_timeout: timeouts.idleInTransactionTimeoutMs,
-      },
-    });
-  const client = pool(poolSize, 'order-service');
-  const counterClient = pool(COUNTER_POOL_SIZE, 'order-service-counters');
+  const client = postgres(url, {
+    ...lostConnectionOptions,
+    max: poolSize,
+    onnotice: () => {},
+    connect_timeout: connectTimeout,
+    idle_timeout: Math.max(1, Math.ceil(timeouts.idleTimeoutMs / 1000)),
+    connection: {
+      application_name: 'order-service',
+      statement_timeout: timeouts.statementTimeoutMs,
+      lock_timeout: timeouts.lockTimeoutMs,
+      idle_in_transaction_session_timeout: timeouts.idleInTransactionTimeoutMs,
+    },
+  });
   // A transaction whose connection PostgreSQL closed must not send postgres.js anything more:
   // on 3.4.9 that ends the process (postgres-js-lost-connections.ts says why and how).
   const db = drizzlePostgres(guardLostConnections(preparing(client)), { schema }) as unknown as Db;
@@ -200,14 +187,13 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   return {
     db,
     kind: 'postgres',
-    counters: drizzlePostgres(guardLostConnections(preparing(counterClient)), { schema }) as unknown as Db,
     ping: (timeoutMs) => pingDb(db, timeoutMs),
     poolState: () => {
       const { active, waiting } = gate.state;
       return { size: poolSize, transactionSlots: slots, activeTransactions: active, waitingTransactions: waiting };
     },
     close: async () => {
-      await Promise.all([client.end({ timeout: 5 }), counterClient.end({ timeout: 5 })]);
+      await client.end({ timeout: 5 });
     },
   };
 }

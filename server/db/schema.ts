@@ -278,18 +278,3 @@ export const signInFailures = pgTable('sign_in_failures', {
   lastFailureAt: instant('last_failure_at').notNull().defaultNow(),
   blockedUntil: instant('blocked_until'),
 });
-
-// --- Rate limits (CONTRACT section 9) ---
-
-/**
- * Rate-limit counters when no Redis is configured (server/http/rate-limit-store.ts): one row per
- * caller key and window, shared by every instance on this database. UNLOGGED (the migration says
- * so; drizzle-kit does not model it): a counter is not worth a WAL write per request, and a crash
- * that empties the table only gives callers a fresh window. No index on `resets_at`, so that a
- * count is a heap-only update; the purge scans the table, which holds one row per recent caller.
- */
-export const rateLimitCounters = pgTable('rate_limit_counters', {
-  key: text('key').primaryKey(),
-  hits: integer('hits').notNull(),
-  resetsAt: instant('resets_at').notNull(),
-});

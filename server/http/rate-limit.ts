@@ -3,35 +3,36 @@
  * (`sub:<sub>` for a verified token, else `ip:<client address>`), and every response carries
  * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.
  *
- * `@fastify/rate-limit` does the counting; its store is Redis when one is configured, else the
- * service's PostgreSQL database (server/http/rate-limit-store.ts), not a process's memory: every
- * instance on one database or one Redis counts against the same limit (PGlite, one process's
- * database, counts in memory). Its per-route hooks cannot do the rest: they never run for answers
- * given before the route (404 for unknown paths, 401 for a bad token, 406) and they count a tRPC
- * batch as one request. So the plugin is registered with `global: false` and its documented manual
- * limiter (`createRateLimit`, meant for tRPC and GraphQL) is called from the app's onRequest hook,
- * after the token is verified and before anything is refused (and from the router's error handler,
- * for the URLs it refuses before any hook); this module adds only the headers, the weight of a
- * batch, failing open, and a net for answers refused before `count` ran.
+ * `@fastify/rate-limit` does the counting. A limit is protection, not accounting (CONTRACT section
+ * 9): counting never costs a database write. Its store is the process's memory by default (each
+ * instance counts on its own, so N instances give a caller up to N x the limit), or Redis when one
+ * is configured: one limit shared by every instance, taken in leases so that a busy caller's
+ * requests do not each wait for a round trip (server/http/rate-limit-store.ts). Its per-route
+ * hooks cannot do the rest: they never run for answers given before the route (404 for unknown
+ * paths, 401 for a bad token, 406) and they count a tRPC batch as one request. So the plugin is
+ * registered with `global: false` and its documented manual limiter (`createRateLimit`, meant for
+ * tRPC and GraphQL) is called from the app's onRequest hook, after the token is verified and
+ * before anything is refused (and from the router's error handler, for the URLs it refuses before
+ * any hook); this module adds only the headers, the weight of a batch, failing open, and a net for
+ * answers refused before `count` ran.
  */
 import rateLimitPlugin from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Db } from '../db/client.ts';
 import { DomainError } from '../errors/problems.ts';
 import { addressKey } from '../lib/client-address.ts';
-import { databaseCounterStore } from './rate-limit-store.ts';
+import { redisLeaseStore } from './rate-limit-store.ts';
 
 export interface RateLimitOptions {
   /** Requests (tRPC calls) per window per caller. */
   max: number;
   /** Milliseconds, or a duration such as `'1 minute'`. */
   timeWindow: string | number;
-  /** `redis://` or `rediss://`: counters in Redis; in the service's database otherwise. Either is shared by every instance. */
+  /** `redis://` or `rediss://`: counters in Redis, shared by every instance; in this process's memory otherwise. */
   redisUrl?: string | undefined;
 }
 
-/** `undefined`: counters in the database or in memory (nothing of their own to check); otherwise Redis's state. */
+/** `undefined`: counters in memory (nothing of their own to check); otherwise Redis's state. */
 export type RateLimitStoreState = 'ok' | 'unavailable' | undefined;
 
 export interface RateLimiter {
@@ -62,12 +63,19 @@ export function callsIn(url: string): number {
 }
 
 /**
- * `counters`: the database handle counts run on (server/http/rate-limit-store.ts), or undefined for
- * the plugin's memory store (PGlite: its data directory admits one process, so its memory is the
- * only instance's); Redis when `options.redisUrl` is set. `maxBatch`: the calls a /trpc batch may
- * carry (more is refused with 400 anyway), so a crafted URL cannot queue more counts than that.
+ * Callers the memory store remembers, the least recently counted forgotten beyond: a flood of
+ * distinct addresses cannot grow the process's memory (a few hundred bytes a caller), and a caller
+ * who keeps sending is recently counted, so it is forgotten (and starts a fresh window) only after
+ * this many other callers came between two of its requests.
  */
-export async function registerRateLimit(app: FastifyInstance, counters: Db | undefined, options: RateLimitOptions, maxBatch: number): Promise<RateLimiter> {
+export const MEMORY_STORE_CALLERS = 10_000;
+
+/**
+ * Counters in Redis when `options.redisUrl` is set, else in the plugin's memory store.
+ * `maxBatch`: the calls a /trpc batch may carry (more is refused with 400 anyway), so a crafted
+ * URL cannot queue more counts than that.
+ */
+export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions, maxBatch: number): Promise<RateLimiter> {
   // Logged once per outage, not once per request; health reports it meanwhile.
   let storeDown = false;
   const storeFailed = (error: unknown): void => {
@@ -100,9 +108,9 @@ export async function registerRateLimit(app: FastifyInstance, counters: Db | und
     timeWindow: options.timeWindow,
     // An address by its key: an IPv6 client by its /64 (server/lib/client-address.ts).
     keyGenerator: (request) => (request.caller ? `sub:${request.caller.sub}` : `ip:${addressKey(request.ip)}`),
-    // Fail open: a store error (Redis or the database down or slow) lets the request through uncounted.
+    // Fail open: a store error (Redis down or slow) lets the request through uncounted.
     skipOnError: true,
-    ...(redis ? { redis, nameSpace: 'order-service:rate-limit:' } : counters ? { store: databaseCounterStore(counters) } : {}),
+    ...(redis ? { store: redisLeaseStore(redis, 'order-service:rate-limit:') } : { cache: MEMORY_STORE_CALLERS }),
   });
   const limit = app.createRateLimit();
 
@@ -113,10 +121,9 @@ export async function registerRateLimit(app: FastifyInstance, counters: Db | und
     if (counted.has(request)) return;
     counted.add(request);
     // A batch of N calls adds N, one store increment per call: the store API adds one at a time, and
-    // increments from other requests or instances may interleave without losing any (each is an
-    // atomic INCR in Redis, an upsert under the row's lock in the database). The batch is refused
-    // whole when its last call does not fit in what remains: its calls still count, as a refused
-    // request does. Past `max + 1` further increments change nothing (the caller is refused until
+    // increments from other requests or instances may interleave without losing any (in memory, or
+    // from disjoint ranges of one count in Redis). The batch is refused whole when its last call
+    // does not fit in what remains: its calls still count, as a refused request does. Past `max + 1` further increments change nothing (the caller is refused until
     // the window resets), so a huge batch costs at most `max + 1` store operations; and a batch past
     // `maxBatch` calls is refused whole, so at most `maxBatch + 1` are counted.
     const weight = Math.min(callsIn(request.url), options.max + 1, maxBatch + 1);
@@ -128,7 +135,7 @@ export async function registerRateLimit(app: FastifyInstance, counters: Db | und
     // With skipOnError the plugin answers a store error as a count of zero, which no counted
     // request leaves (each adds one): `remaining === max` means the store did not answer.
     if (results.some((r) => r.max > 0 && r.remaining === r.max)) {
-      storeFailed(new Error(`the rate-limit store (${redis ? 'Redis' : 'the database'}) did not answer: an error or a timeout`));
+      storeFailed(new Error('the rate-limit store (Redis) did not answer: an error or a timeout'));
       // Still the contract's headers: the limit, nothing counted, a full window.
       reply.header('ratelimit-limit', first.max).header('ratelimit-remaining', first.max).header('ratelimit-reset', Math.ceil(first.timeWindow / 1000));
       return;

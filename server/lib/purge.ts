@@ -1,5 +1,5 @@
 /**
- * The background purges (expired idempotency keys, OAuth grants, rate-limit counters): how they
+ * The background purges (expired idempotency keys, OAuth grants and sign-in failures): how they
  * delete and how often they run.
  */
 import { sql, type SQL } from 'drizzle-orm';

@@ -2,7 +2,7 @@
  * The stricter limit of the sign-in and token endpoints (CONTRACT section 9): `max` requests per
  * window per client address (an IPv6 client by its /64) on POST /oauth/token, /oauth/authorize and /oauth/revoke, on top of
  * the service-wide limit. It uses the service's rate-limit store (server/http/rate-limit.ts:
- * Redis when REDIS_URL is set, else PostgreSQL, so every instance shares the count; PGlite: memory) and, like
+ * Redis when REDIS_URL is set, so every instance shares the count; else each process's memory) and, like
  * the service-wide limit, fails open when that store does not answer.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

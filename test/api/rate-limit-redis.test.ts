@@ -7,6 +7,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenService } from '../../server/auth/tokens.ts';
 import { buildApp } from '../../server/app.ts';
@@ -148,28 +149,32 @@ describe.skipIf(!onceOnly || !hasRedisServer)('two instances on one Redis share 
 });
 
 describe.skipIf(!onceOnly)('a Redis that cannot be reached: the limiter fails open, health is degraded (CONTRACT section 9)', () => {
-  it('requests answer 200 at once with RateLimit-* headers; health answers 200 degraded, rate_limit_store unavailable', async () => {
+  let app: FastifyInstance;
+  // Built before the test, under the hook's longer timeout: PGlite takes seconds to start on a busy machine.
+  beforeAll(async () => {
     // Nothing listens on a port just released.
-    const app = await buildApp({
+    app = await buildApp({
       database: await createTestDatabase(),
       tokens: new TokenService(TEST_JWT),
       rateLimit: { max: 3, timeWindow: '1 minute', redisUrl: `redis://127.0.0.1:${await freePort()}` },
     });
-    try {
-      await app.ready();
-      for (let i = 0; i < 5; i++) {
-        const started = performance.now();
-        const res = await app.inject({ method: 'GET', url: '/api/v1/products' });
-        expect(performance.now() - started).toBeLessThan(1000);
-        expect(res.statusCode).toBe(200);
-        expect(res.headers['ratelimit-limit']).toBe('3');
-        expect(res.headers['ratelimit-remaining']).toBe('3');
-      }
-      const health = await app.inject({ method: 'GET', url: '/api/health' });
-      expect(health.statusCode).toBe(200);
-      expect(health.json()).toEqual({ status: 'degraded', checks: { database: 'ok', rate_limit_store: 'unavailable' } });
-    } finally {
-      await app.close();
+    await app.ready();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('requests answer 200 at once with RateLimit-* headers; health answers 200 degraded, rate_limit_store unavailable', async () => {
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      const res = await app.inject({ method: 'GET', url: '/api/v1/products' });
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['ratelimit-limit']).toBe('3');
+      expect(res.headers['ratelimit-remaining']).toBe('3');
     }
+    const health = await app.inject({ method: 'GET', url: '/api/health' });
+    expect(health.statusCode).toBe(200);
+    expect(health.json()).toEqual({ status: 'degraded', checks: { database: 'ok', rate_limit_store: 'unavailable' } });
   });
 });
