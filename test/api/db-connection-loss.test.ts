@@ -25,7 +25,7 @@ import type { PaymentBody } from '../helpers/payments.ts';
 import { productInput } from '../helpers/products.ts';
 import { callService, createPostgresDatabase, serviceEnv, START_TIMEOUT_MS, startService, stopService, type HttpAnswer, type Service } from '../helpers/service-process.ts';
 
-/** The service's request pool (server/db/client.ts); its rate-limit counts use `order-service-counters`. */
+/** The application name of the service's pool (server/db/client.ts). */
 const APPLICATION_NAME = 'order-service';
 /** The service's default pool size, and its transaction slots (server/db/client.ts `transactionSlots`). */
 const POOL_SIZE = 10;
