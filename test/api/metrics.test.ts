@@ -14,6 +14,7 @@ import { createTestDatabase, onPostgres } from '../helpers/db.ts';
 import { freePort } from '../helpers/ports.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { productInput } from '../helpers/products.ts';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { parsePrometheusText, type MetricFamily } from '../helpers/prometheus-text.ts';
 
 const TOKEN = 'metrics-token-for-tests-0123456789';
@@ -50,7 +51,12 @@ async function scrape(app: FastifyInstance): Promise<Families> {
   expect(res.statusCode, res.body).toBe(200);
   expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
   expect(res.headers['cache-control']).toBe('no-store');
-  return parsePrometheusText(res.body);
+  const families = parsePrometheusText(res.body);
+  // A published parser of the format reads the same families, each with its declared type.
+  const parsed = parsePrometheusTextFormat(res.body);
+  expect(parsed.map((family) => family.name).sort()).toEqual([...families.keys()].sort());
+  for (const family of parsed) expect(family.type.toLowerCase(), family.name).toBe(families.get(family.name)?.type);
+  return families;
 }
 
 /** The value of one series (0 when absent: a counter not yet incremented). */

@@ -4,8 +4,8 @@
  * line, a sample before its family's `# TYPE`, a family split in two, a repeated series, a
  * histogram whose buckets are unsorted, not cumulative, lack `+Inf`, or disagree with `_count`.
  *
- * Stand-in: the project has no npm parser of the format installed (`parse-prometheus-text-format`
- * would be the one to add); this one is written from the format's specification.
+ * Beside it every scrape is also read by a published parser (`parse-prometheus-text-format`),
+ * which must find the same families; that one is lenient, so the strictness stays here.
  */
 
 export interface Sample {
