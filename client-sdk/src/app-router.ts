@@ -21,6 +21,7 @@ export type ErrorShape = {
         field: string;
         message: string;
       }[] | undefined;
+      errors_total?: number | undefined;
       [key: string]: unknown;
     };
   };

@@ -514,17 +514,21 @@ export interface components {
             type: "/problems/malformed-request";
             /** @constant */
             status: 400;
-            /** @description One entry per bad field. */
+            /** @description One entry per bad field: the first 20 (fewer per call in a /trpc batch); `errors_total` counts them all. */
             errors?: components["schemas"]["FieldError"][];
+            /** @description How many bad fields there are, listed in `errors` or not. */
+            errors_total?: number;
         } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
-        /** @description Validation failed (422): The body is well-formed JSON but one or more values fail validation. The `errors` array names each field with a message. See [/problems/validation-error](/problems/validation-error). */
+        /** @description Validation failed (422): The body is well-formed JSON but one or more values fail validation. The `errors` array names each bad field with a message, the first 20 of them; `errors_total` counts them all. An object or array with far more members than any operation takes is refused whole, its `errors` entry saying how many it may have. See [/problems/validation-error](/problems/validation-error). */
         ValidationErrorProblem: {
             /** @constant */
             type: "/problems/validation-error";
             /** @constant */
             status: 422;
-            /** @description One entry per bad field. */
+            /** @description One entry per bad field: the first 20 (fewer per call in a /trpc batch); `errors_total` counts them all. */
             errors: components["schemas"]["FieldError"][];
+            /** @description How many bad fields there are, listed in `errors` or not. */
+            errors_total: number;
         } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
         /** @description Payload too large (413): The request body is larger than the limit (1 MiB by default). See [/problems/payload-too-large](/problems/payload-too-large). */
         PayloadTooLargeProblem: {

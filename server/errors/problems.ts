@@ -4,6 +4,12 @@
  */
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 
+/**
+ * The most `errors` entries one problem lists; `errors_total` counts them all. A body can hold
+ * tens of thousands of bad fields: an answer listing each was megabytes (issue 21).
+ */
+export const MAX_LISTED_ERRORS = 20;
+
 interface ProblemType {
   status: number;
   title: string;
@@ -26,7 +32,7 @@ export const problemTypes = {
     title: 'Validation failed',
     code: 'UNPROCESSABLE_CONTENT',
     description:
-      'The body is well-formed JSON but one or more values fail validation. The `errors` array names each field with a message.',
+      `The body is well-formed JSON but one or more values fail validation. The \`errors\` array names each bad field with a message, the first ${MAX_LISTED_ERRORS} of them; \`errors_total\` counts them all. An object or array with far more members than any operation takes is refused whole, its \`errors\` entry saying how many it may have.`,
   },
   unauthorized: {
     status: 401,
@@ -217,6 +223,15 @@ export interface FieldError {
   message: string;
 }
 
+/** The longest `field` and `message` an entry repeats: a field name is the client's own text. */
+const MAX_FIELD_LENGTH = 64;
+const MAX_MESSAGE_LENGTH = 200;
+
+/** `text` cut to `max` characters, the cut marked with an ellipsis. */
+export const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}\u2026`);
+
+const clipped = (error: FieldError): FieldError => ({ field: clip(error.field, MAX_FIELD_LENGTH), message: clip(error.message, MAX_MESSAGE_LENGTH) });
+
 export interface Problem {
   type: string;
   title: string;
@@ -224,12 +239,17 @@ export interface Problem {
   detail: string;
   instance?: string;
   request_id?: string;
+  /** The first MAX_LISTED_ERRORS bad fields (fewer in a /trpc batch); `errors_total` counts all. */
   errors?: FieldError[];
+  errors_total?: number;
   [extension: string]: unknown;
 }
 
 export interface DomainErrorOptions {
+  /** The bad fields; only the first MAX_LISTED_ERRORS are kept. */
   errors?: FieldError[];
+  /** How many bad fields there are, when `errors` lists only some of them (default: its length). */
+  errorsTotal?: number;
   /** Extra problem members, such as `allowed` for a state transition. */
   extensions?: Record<string, unknown>;
   /** Response headers that belong to the problem (`Allow`, `Retry-After`, `WWW-Authenticate`...). */
@@ -241,7 +261,9 @@ export interface DomainErrorOptions {
 /** Thrown by services; carries everything the problem body needs and nothing internal. */
 export class DomainError extends Error {
   readonly slug: ProblemSlug;
+  /** At most MAX_LISTED_ERRORS entries, each field and message clipped. */
   readonly errors: FieldError[] | undefined;
+  readonly errorsTotal: number | undefined;
   readonly extensions: Record<string, unknown>;
   readonly headers: Record<string, string>;
 
@@ -249,7 +271,8 @@ export class DomainError extends Error {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'DomainError';
     this.slug = slug;
-    this.errors = options.errors;
+    this.errors = options.errors?.slice(0, MAX_LISTED_ERRORS).map(clipped);
+    this.errorsTotal = options.errors === undefined ? undefined : Math.max(options.errorsTotal ?? 0, options.errors.length);
     this.extensions = options.extensions ?? {};
     this.headers = options.headers ?? {};
   }
@@ -261,7 +284,11 @@ export class DomainError extends Error {
 
 const problemTypeUri = (slug: ProblemSlug): string => `/problems/${slug}`;
 
-export function problemBody(error: DomainError, instance?: string, requestId?: string): Problem {
+/**
+ * The problem-details body of `error`. `listed`: how many of its `errors` to list (a /trpc batch
+ * shares MAX_LISTED_ERRORS among its calls); `errors_total` always counts them all.
+ */
+export function problemBody(error: DomainError, instance?: string, requestId?: string, listed = MAX_LISTED_ERRORS): Problem {
   const type = problemTypes[error.slug];
   return {
     type: problemTypeUri(error.slug),
@@ -270,7 +297,7 @@ export function problemBody(error: DomainError, instance?: string, requestId?: s
     detail: error.message,
     ...(instance === undefined ? {} : { instance }),
     ...(requestId === undefined ? {} : { request_id: requestId }),
-    ...(error.errors ? { errors: error.errors } : {}),
+    ...(error.errors ? { errors: error.errors.slice(0, listed), errors_total: error.errorsTotal ?? error.errors.length } : {}),
     ...error.extensions,
   };
 }

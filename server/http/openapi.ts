@@ -8,7 +8,7 @@ import type { AnyRouter } from '@trpc/server';
 import type { z } from 'zod';
 import { createDocument, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
 import { isPublic, SCOPES, type Policy, type Scope } from '../auth/policy.ts';
-import { problemTypes, type Problem, type ProblemSlug } from '../errors/problems.ts';
+import { MAX_LISTED_ERRORS, problemTypes, type Problem, type ProblemSlug } from '../errors/problems.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
 import { examples, Id } from '../modules/common.schemas.ts';
 import { ORDER_STATUSES } from '../modules/orders/orders.rules.ts';
@@ -153,9 +153,12 @@ const PROBLEM = ref('schemas', 'Problem');
 const fieldErrors = (minItems: number): Json => ({
   type: 'array',
   minItems,
+  maxItems: MAX_LISTED_ERRORS,
   items: ref('schemas', 'FieldError'),
-  description: 'One entry per bad field.',
+  description: `One entry per bad field: the first ${MAX_LISTED_ERRORS} (fewer per call in a /trpc batch); \`errors_total\` counts them all.`,
 });
+// Each bad field takes a few bytes of the body (1 MiB by default), so fewer than a million.
+const errorsTotal: Json = { type: 'integer', minimum: 0, maximum: 1_048_576, description: 'How many bad fields there are, listed in `errors` or not.' };
 const orderStatus = ref('schemas', 'OrderStatus');
 
 interface ProblemExtension {
@@ -167,15 +170,16 @@ interface ProblemExtension {
 /** Members some problems carry beside the RFC 9457 ones (`DomainError` extensions and `errors`). */
 const PROBLEM_EXTENSIONS: Partial<Record<ProblemSlug, ProblemExtension>> = {
   'malformed-request': {
-    properties: { errors: fieldErrors(0) },
-    example: { detail: 'Parameter "id" must be an integer.', errors: [{ field: 'id', message: 'must be an integer' }] },
+    properties: { errors: fieldErrors(0), errors_total: errorsTotal },
+    example: { detail: 'Parameter "id" must be an integer.', errors: [{ field: 'id', message: 'must be an integer' }], errors_total: 1 },
   },
   'validation-error': {
-    properties: { errors: fieldErrors(1) },
-    required: ['errors'],
+    properties: { errors: fieldErrors(1), errors_total: errorsTotal },
+    required: ['errors', 'errors_total'],
     example: {
       detail: 'Invalid value for items.0.quantity.',
       errors: [{ field: 'items.0.quantity', message: 'Too small: expected number to be >=1' }],
+      errors_total: 1,
     },
   },
   'insufficient-scope': {

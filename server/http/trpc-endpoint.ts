@@ -6,7 +6,7 @@ import type { AnyRouter } from '@trpc/server';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/client.ts';
-import { DomainError, loggedCause } from '../errors/problems.ts';
+import { DomainError, loggedCause, MAX_LISTED_ERRORS } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import type { CursorCodec } from '../modules/paging.ts';
 import { createContext, type Context, type IdempotencySettings } from '../trpc/context.ts';
@@ -38,6 +38,9 @@ export async function registerTrpcEndpoint(app: FastifyInstance, options: TrpcEn
           }),
         );
       }
+      // A batch of n calls lists MAX_LISTED_ERRORS field errors in all (at least one per call):
+      // 100 calls each listing its own 20 would make one answer of a few kilobytes of input large.
+      ctx.listedErrors = Math.max(1, Math.floor(MAX_LISTED_ERRORS / info.calls.length));
       return ctx;
     },
     // What the procedures put in the response bag, as on REST. A problem's own headers (Retry-After,

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { pino } from 'pino';
 import type { Caller } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
+import { MAX_LISTED_ERRORS } from '../errors/problems.ts';
 import { parseEntityTags } from '../lib/etag.ts';
 import type { Preconditions } from '../lib/preconditions.ts';
 import { processCursors, type CursorCodec } from '../modules/paging.ts';
@@ -63,6 +64,11 @@ export interface Context {
   /** Signs and reads list cursors (server/modules/paging.ts). */
   cursors: CursorCodec;
   response: ResponseBag;
+  /**
+   * How many field errors a problem lists (`errors`; `errors_total` counts them all): the whole
+   * MAX_LISTED_ERRORS, but a /trpc batch shares them among its calls, so its answer stays small.
+   */
+  listedErrors: number;
 }
 
 export interface ContextInnerOptions {
@@ -96,6 +102,7 @@ export function createContextInner(options: ContextInnerOptions): Context {
     idempotency: options.idempotency ?? defaultIdempotencySettings,
     cursors: options.cursors ?? processCursors,
     response: { headers: {} },
+    listedErrors: MAX_LISTED_ERRORS,
   };
 }
 

@@ -42,7 +42,7 @@ const t = initTRPC
   .meta<Meta>()
   .create({
     errorFormatter({ shape, error, ctx }) {
-      const problem: Problem = problemBody(toDomainError(error), undefined, ctx?.requestId);
+      const problem: Problem = problemBody(toDomainError(error), undefined, ctx?.requestId, ctx?.listedErrors);
       return {
         message: problem.detail,
         code: shape.code,
