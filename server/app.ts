@@ -12,6 +12,7 @@ import { projectRoot } from './lib/project-root.ts';
 import { registerDocs } from './http/docs.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { answerClientError } from './http/client-errors.ts';
+import { defaultHttpTimeouts, serverTimeoutOptions, type HttpTimeouts } from './http/timeouts.ts';
 import { registerJsonParser } from './http/json-body.ts';
 import { handleError, sendProblem } from './http/problem-reply.ts';
 import { registerOAuth, type OAuthOptions } from './oauth/register.ts';
@@ -59,6 +60,8 @@ export interface AppOptions {
   oauth?: OAuthOptions;
   /** The secret list cursors are signed with (every instance the same; main.ts: JWT_SECRET). */
   cursorSecret?: string;
+  /** How long a client may take to send a request, and stay idle between requests (http/timeouts.ts). */
+  http?: Partial<HttpTimeouts>;
 }
 
 declare module 'fastify' {
@@ -109,8 +112,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await tokens.ready();
   // Registered below, once the app exists; the router refuses nothing before the app is ready.
   let limiter: RateLimiter | undefined = undefined;
-  const app = Fastify({
-    ...(options.tls ? { https: options.tls } : {}),
+  const timeouts = serverTimeoutOptions({ ...defaultHttpTimeouts, ...options.http });
+  const app: FastifyInstance = Fastify({
+    ...(options.tls ? { https: { ...options.tls, ...timeouts.server } } : { http: timeouts.server }),
+    // Slow clients are cut off (issue 21): headers, the whole request, idle keep-alive.
+    requestTimeout: timeouts.requestTimeout,
+    keepAliveTimeout: timeouts.keepAliveTimeout,
     logger: options.logger ?? false,
     logController: new OneLinePerRequest(),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
@@ -122,7 +129,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // `/trpc/<name>,<name>,...`: a batch of MAX_TRPC_BATCH calls must fit in one path parameter.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
     // Node's own refusals (431, 400 before routing, 408) as problems too.
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, app.log),
     // Requests on kept-alive sockets during close get our 503 problem (onRequest), not Fastify's.
     return503OnClosing: false,
     // Errors the router raises before any route (undecodable URL, over-long parameter).
