@@ -12,6 +12,7 @@ import { projectRoot } from './lib/project-root.ts';
 import { registerDocs } from './http/docs.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { answerClientError } from './http/client-errors.ts';
+import { defaultHttpTimeouts, serverTimeoutOptions, type HttpTimeouts } from './http/timeouts.ts';
 import { registerJsonParser } from './http/json-body.ts';
 import { registerMetrics, type MetricsOptions } from './http/metrics.ts';
 import { traceContextLogger } from './http/trace-context.ts';
@@ -61,6 +62,8 @@ export interface AppOptions {
   cursorSecret?: string;
   /** `GET /metrics` on a port of its own and/or to a bearer of a token (server/http/metrics.ts); neither: none. */
   metrics?: MetricsOptions;
+  /** How long a client may take to send a request, and stay idle between requests (http/timeouts.ts). */
+  http?: Partial<HttpTimeouts>;
 }
 
 declare module 'fastify' {
@@ -111,8 +114,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await tokens.ready();
   // Registered below, once the app exists; the router refuses nothing before the app is ready.
   let limiter: RateLimiter | undefined = undefined;
-  const app = Fastify({
-    ...(options.tls ? { https: options.tls } : {}),
+  const timeouts = serverTimeoutOptions({ ...defaultHttpTimeouts, ...options.http });
+  const app: FastifyInstance = Fastify({
+    ...(options.tls ? { https: { ...options.tls, ...timeouts.server } } : { http: timeouts.server }),
+    // Slow clients are cut off (issue 21): headers, the whole request, idle keep-alive.
+    requestTimeout: timeouts.requestTimeout,
+    keepAliveTimeout: timeouts.keepAliveTimeout,
     logger: options.logger ?? false,
     logController: new OneLinePerRequest(),
     // Every line of a request carries its W3C trace id beside its request id.
@@ -126,7 +133,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // `/trpc/<name>,<name>,...`: a batch of MAX_TRPC_BATCH calls must fit in one path parameter.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
     // Node's own refusals (431, 400 before routing, 408) as problems too.
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, app.log),
     // Requests on kept-alive sockets during close get our 503 problem (onRequest), not Fastify's.
     return503OnClosing: false,
     // Errors the router raises before any route (undecodable URL, over-long parameter).

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS, MIN_SECRET_BYTES } from './auth/tokens.ts';
 import { defaultDatabaseTimeouts, type DatabaseTimeouts } from './db/client.ts';
+import { defaultHttpTimeouts, type HttpTimeouts } from './http/timeouts.ts';
 import { isProxyEntry, type TrustProxy } from './lib/client-address.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -48,6 +49,9 @@ const EnvSchema = z.object({
   DATABASE_ACQUIRE_TIMEOUT_MS: positiveInt.max(600_000).default(defaultDatabaseTimeouts.acquireTimeoutMs),
   // PostgreSQL ends a transaction left idle this long (a stalled process's) and closes its connection.
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: positiveInt.max(3_600_000).default(defaultDatabaseTimeouts.idleInTransactionTimeoutMs),
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt.max(600_000).default(defaultHttpTimeouts.headersTimeoutMs),
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt.max(3_600_000).default(defaultHttpTimeouts.requestTimeoutMs),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.max(600_000).default(defaultHttpTimeouts.keepAliveTimeoutMs),
   // Bytes, not characters: the HMAC key is the secret's UTF-8 encoding.
   JWT_SECRET: z
     .string()
@@ -102,6 +106,8 @@ export interface Config {
   migrateOnStart: boolean;
   /** Bounds on waiting for PostgreSQL, so an outage or a held lock answers 503 in bounded time. */
   databaseTimeouts: Pick<DatabaseTimeouts, 'connectTimeoutMs' | 'statementTimeoutMs' | 'lockTimeoutMs' | 'acquireTimeoutMs' | 'idleInTransactionTimeoutMs'>;
+  /** Bounds on slow clients: headers, the whole request, idle keep-alive connections. */
+  httpTimeouts: HttpTimeouts;
   jwt: { secret: string; issuer: string; audience: string; accessTokenTtlSeconds: number };
   /** An external authorization server whose access tokens are accepted beside our own. */
   jwks: { url: string; issuer: string; audience: string } | undefined;
@@ -163,6 +169,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (has('JWT_JWKS_URL') && !(has('JWT_JWKS_ISSUER') && has('JWT_JWKS_AUDIENCE'))) {
     problems.push('JWT_JWKS_URL: also set JWT_JWKS_ISSUER and JWT_JWKS_AUDIENCE (the external tokens\' iss and aud)');
   }
+  // Node refuses a headers timeout longer than the request's (the headers are part of the request).
+  if (parsed.success && parsed.data.HTTP_HEADERS_TIMEOUT_MS > parsed.data.HTTP_REQUEST_TIMEOUT_MS) {
+    problems.push('HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)');
+  }
   if (production && !has('JWT_SECRET')) problems.push('JWT_SECRET: required in production (at least 32 bytes)');
   const trustsProxy = has('TRUST_PROXY') && !['false', 'no', '0'].includes(String(present.TRUST_PROXY).trim().toLowerCase());
   if (production && !trustsProxy && !has('TLS_CERT_FILE')) {
@@ -195,6 +205,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       lockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
       acquireTimeoutMs: e.DATABASE_ACQUIRE_TIMEOUT_MS,
       idleInTransactionTimeoutMs: e.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
+    httpTimeouts: {
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     },
     jwt: { secret, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
     jwks: e.JWT_JWKS_URL && e.JWT_JWKS_ISSUER && e.JWT_JWKS_AUDIENCE ? { url: e.JWT_JWKS_URL, issuer: e.JWT_JWKS_ISSUER, audience: e.JWT_JWKS_AUDIENCE } : undefined,

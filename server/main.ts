@@ -40,6 +40,7 @@ const app = await buildApp({
   database,
   tokens,
   bodyLimit: config.bodyLimit,
+  http: config.httpTimeouts,
   trustProxy: config.trustProxy,
   ...(config.tls ? { tls: config.tls } : {}),
   corsOrigins: config.corsOrigins,

@@ -311,6 +311,41 @@ export function loggedCause(error: unknown): unknown {
   return error instanceof DomainError && error.status >= 500 && error.cause !== undefined ? error.cause : error;
 }
 
+/** The logger calls a failure is written with (pino's, as Fastify's loggers have them). */
+export interface FailureLog {
+  error(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+}
+
+/** An error and the errors it wraps, as name, message and code each: what failed, without a stack. */
+function causeChain(error: unknown): { type: string; message: string; code?: string }[] {
+  const chain: { type: string; message: string; code?: string }[] = [];
+  for (let link = error; link instanceof Error && chain.length < 5; link = link.cause) {
+    const code = (link as { code?: unknown }).code;
+    chain.push({ type: link.name, message: link.message, ...(typeof code === 'string' ? { code } : {}) });
+  }
+  return chain;
+}
+
+/**
+ * The one rule for logging a failed request, by what its problem means. A 500 is our bug: error,
+ * with the underlying error and its stack. A 503 is expected (the database unreachable, busy or
+ * closed, an external key set down, the service shutting down): warn naming what failed when it
+ * has a cause, info when it has none, never a stack. A refusal (4xx) is the client's: its request
+ * line (status, at info) says enough.
+ */
+export function logFailure(log: FailureLog, problem: DomainError, fields: object, message: string): void {
+  if (problem.status < 500) return;
+  if (problem.slug !== 'service-unavailable') {
+    log.error({ ...fields, err: loggedCause(problem), problem: problem.slug }, message);
+  } else if (problem.cause === undefined) {
+    log.info({ ...fields, problem: problem.slug, detail: problem.message }, message);
+  } else {
+    log.warn({ ...fields, problem: problem.slug, detail: problem.message, cause: causeChain(problem.cause) }, message);
+  }
+}
+
 export function isProblemSlug(value: string): value is ProblemSlug {
   return Object.hasOwn(problemTypes, value);
 }

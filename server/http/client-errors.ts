@@ -4,7 +4,8 @@
  * other error, written straight to the socket because there is no request object yet.
  */
 import type { Socket } from 'node:net';
-import { DomainError, problemBody, type ProblemSlug } from '../errors/problems.ts';
+import type { FastifyBaseLogger } from 'fastify';
+import { DomainError, problemBody, problemTypes, type ProblemSlug } from '../errors/problems.ts';
 
 interface ClientError extends Error {
   code?: string;
@@ -22,14 +23,20 @@ function problemFor(error: ClientError): { slug: ProblemSlug; detail: string } {
   }
 }
 
-/** Fastify's `clientErrorHandler`: one problem+json answer, then the connection closes. */
-export function answerClientError(error: ClientError, socket: Socket): void {
+/**
+ * Fastify's `clientErrorHandler`: one problem+json answer, then the connection is dropped. Ending
+ * our side is not enough: a client that never ends its own (one sending a body a byte at a time)
+ * would keep the socket open for ever, so it is destroyed once the answer is written.
+ */
+export function answerClientError(error: ClientError, socket: Socket, log: FastifyBaseLogger): void {
   // A peer that reset or already half-closed the connection cannot read an answer.
   if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || !socket.writable) {
     socket.destroy();
     return;
   }
   const { slug, detail } = problemFor(error);
+  // No request line is logged for these (there is no request): this line stands for it.
+  log.info({ status: problemTypes[slug].status, problem: slug, code: error.code }, 'request refused before routing');
   const problem = new DomainError(slug, detail);
   const body = JSON.stringify(problemBody(problem));
   socket.end(
@@ -43,5 +50,6 @@ export function answerClientError(error: ClientError, socket: Socket): void {
       '',
       body,
     ].join('\r\n'),
+    () => socket.destroy(),
   );
 }

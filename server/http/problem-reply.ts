@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { loggedCause, problemBody, type DomainError } from '../errors/problems.ts';
+import { logFailure, problemBody, type DomainError } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 
 const PROBLEM_JSON = 'application/problem+json';
@@ -23,9 +23,7 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
   if (domain.slug === 'unsupported-media-type' && accepts && Object.keys(domain.headers).length === 0) {
     domain.headers[request.method === 'PATCH' ? 'accept-patch' : 'accept-post'] = accepts;
   }
-  if (domain.status >= 500) {
-    // The underlying error (message, code, stack) goes to the log only; the body stays generic.
-    request.log.error({ err: loggedCause(domain), reqId: request.id, problem: domain.slug }, 'request failed');
-  }
+  // What failed goes to the log only (a bug's stack included); the body stays generic.
+  logFailure(request.log, domain, { reqId: request.id }, 'request failed');
   return sendProblem(request, reply, domain);
 }

@@ -6,7 +6,7 @@ import type { AnyRouter } from '@trpc/server';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/client.ts';
-import { DomainError, loggedCause, MAX_LISTED_ERRORS } from '../errors/problems.ts';
+import { DomainError, logFailure, MAX_LISTED_ERRORS } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import type { CursorCodec } from '../modules/paging.ts';
 import { createContext, type Context, type IdempotencySettings } from '../trpc/context.ts';
@@ -52,8 +52,9 @@ export async function registerTrpcEndpoint(app: FastifyInstance, options: TrpcEn
       return { headers: Object.assign({ ...bag }, { 'cache-control': 'no-store' }, ...errors.map((error) => toDomainError(error).headers)) };
     },
     onError: ({ error, req }) => {
-      // The underlying error (message, code, stack), not the generic problem the client gets.
-      if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: loggedCause(error.cause ?? error) }, 'trpc call failed');
+      // What failed (a bug's stack included), not the generic problem the client gets; on the
+      // request's logger, so the line carries its request and trace ids.
+      logFailure(req.log, toDomainError(error), {}, 'trpc call failed');
     },
   };
   await app.register(fastifyTRPCPlugin, { prefix: '/trpc', trpcOptions });

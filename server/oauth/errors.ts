@@ -5,7 +5,7 @@
  * prescribes and OAuth clients check (oauth4webapi reads an error body only under that type).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, loggedCause, problemBody, type ProblemSlug } from '../errors/problems.ts';
+import { DomainError, logFailure, problemBody, type ProblemSlug } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 
 export type OAuthErrorCode =
@@ -91,9 +91,7 @@ export function noStore(reply: FastifyReply): FastifyReply {
 
 export function sendOAuthError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {
   const { error, domain } = toOAuthError(thrown);
-  if (domain.status >= 500) {
-    request.log.error({ err: loggedCause(domain), reqId: request.id, problem: domain.slug }, 'request failed');
-  }
+  logFailure(request.log, domain, { reqId: request.id }, 'request failed');
   // The status is the error's own (an `invalid_client` may be 400 or 401), in the body as on the answer.
   const body = { error, error_description: asDescription(domain.message), ...problemBody(domain, request.url.split('?')[0], String(request.id)), status: domain.status };
   return noStore(reply.code(body.status).headers(domain.headers)).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));

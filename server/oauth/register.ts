@@ -8,7 +8,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { TokenService } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
-import { DomainError } from '../errors/problems.ts';
+import { DomainError, logFailure } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import { handleError } from '../http/problem-reply.ts';
 import { authorizeErrorPage, authorizeForm, authorizeSubmit } from './authorize.ts';
@@ -55,7 +55,7 @@ function answerError(error: unknown, request: FastifyRequest, reply: FastifyRepl
   if (path === TOKEN_PATH || path === REVOKE_PATH) return sendOAuthError(request, reply, error);
   if (path === AUTHORIZE_PATH) {
     const domain = toDomainError(error);
-    if (domain.status >= 500) request.log.error({ err: domain.cause ?? error, reqId: request.id, problem: domain.slug }, 'request failed');
+    logFailure(request.log, domain, { reqId: request.id }, 'request failed');
     return authorizeErrorPage(reply.headers(domain.headers), domain.status, domain.status >= 500 ? 'Signing in is not possible right now. Try again in a moment.' : domain.message);
   }
   return handleError(error, request, reply);

@@ -2,6 +2,7 @@
  * Issue 7, item 4 (CONTRACT section 6): a 500 says only that something failed; the server log
  * has the underlying error (message, stack) with the request id.
  */
+import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -11,12 +12,21 @@ import type { Database } from '../../server/db/client.ts';
 import { TEST_JWT } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { expectProblem } from '../helpers/problems.ts';
+import { portOf, RawConnection } from '../helpers/raw-http.ts';
 
 interface LogLine {
+  level: number;
   msg: string;
   reqId?: string;
+  status?: number;
   err?: { message?: string; stack?: string; code?: string };
+  cause?: { type: string; message: string; code?: string }[];
 }
+
+/** pino's levels. */
+const INFO = 30;
+const WARN = 40;
+const ERROR = 50;
 
 const SECRET_CAUSE = 'relation "secret_internal_table" is on fire';
 
@@ -24,15 +34,18 @@ let database: Database;
 let app: FastifyInstance;
 const lines: LogLine[] = [];
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  const stream = new Writable({
+/** A log destination whose JSON lines land in `lines`. */
+const logTo = (into: LogLine[]) =>
+  new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line.trim()) lines.push(JSON.parse(line) as LogLine);
+      for (const line of chunk.toString().split('\n')) if (line.trim()) into.push(JSON.parse(line) as LogLine);
       done();
     },
   });
-  app = await buildApp({ database, tokens: new TokenService(TEST_JWT), logger: { level: 'info', stream } });
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  app = await buildApp({ database, tokens: new TokenService(TEST_JWT), logger: { level: 'info', stream: logTo(lines) } });
   await app.ready();
 });
 afterAll(async () => {
@@ -117,5 +130,72 @@ describe('a refused keyed /trpc batch is a client error: BAD_REQUEST, 400, logge
     expect(mine.filter((line) => line.level >= 50)).toEqual([]);
     expect(mine.filter((line) => line.err?.stack !== undefined)).toEqual([]);
     expect(mine.find((line) => line.msg === 'request')).toMatchObject({ level: 30, status: 400 });
+  });
+});
+
+describe('expected failures are logged below error and without a stack; only our bugs (500) are errors (issue 21 item 9)', () => {
+  const linesOf = (from: LogLine[], reqId: string) => from.filter((line) => line.reqId === reqId);
+
+  it('a request refused with 503 while the service shuts down is logged at info, with no stack and nothing at error', async () => {
+    const closingLines: LogLine[] = [];
+    const closingDatabase = await createTestDatabase();
+    const tokens = new TokenService(TEST_JWT);
+    const closing = await buildApp({ database: closingDatabase, tokens, logger: { level: 'info', stream: logTo(closingLines) } });
+    await closing.listen({ port: 0, host: '127.0.0.1' });
+    const admin = await tokens.mint({ sub: '1', role: 'admin', name: 'Admin' });
+    const connection = new RawConnection(portOf(closing));
+    await connection.connected;
+    // A request in flight (half its body sent) keeps the connection while the app closes...
+    const body = JSON.stringify({ sku: 'LOG-1', name: 'Log', price: 100, stock: 1 });
+    const received = once(closing.server, 'request');
+    connection.write(
+      `POST /api/v1/products HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${admin}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    await received;
+    const closed = closing.close();
+    await vi.waitFor(() => expect(closing.server.listening).toBe(false), { timeout: 20_000, interval: 20 });
+    // ...and the next request on it arrives during the shutdown.
+    connection.write(`${body.slice(5)}GET /api/v1/products HTTP/1.1\r\nHost: x\r\nX-Request-Id: trace-shutdown-503\r\n\r\n`);
+    await vi.waitFor(() => expect(connection.responses()).toHaveLength(2), { timeout: 20_000, interval: 20 });
+    connection.destroy();
+    await closed;
+
+    expect(connection.responses()[1]?.status).toBe(503);
+    const logged = linesOf(closingLines, 'trace-shutdown-503');
+    expect(logged.find((line) => line.msg === 'request')).toMatchObject({ level: INFO, status: 503 });
+    expect(logged.filter((line) => line.level >= ERROR)).toEqual([]);
+    expect(logged.filter((line) => line.err?.stack !== undefined)).toEqual([]);
+  });
+
+  it('a database that does not answer (503) is logged at warn with what failed, but no stack', async () => {
+    const downLines: LogLine[] = [];
+    const closed = await createTestDatabase();
+    const down = await buildApp({ database: closed, tokens: new TokenService(TEST_JWT), logger: { level: 'info', stream: logTo(downLines) } });
+    await down.ready();
+    await closed.close();
+    try {
+      const rest = await down.inject({ method: 'GET', url: '/api/v1/products', headers: { 'x-request-id': 'trace-db-503' } });
+      expectProblem(rest, 503, 'service-unavailable');
+      const input = encodeURIComponent(JSON.stringify({ id: 1 }));
+      const trpc = await down.inject({ method: 'GET', url: `/trpc/products.get?input=${input}`, headers: { 'x-request-id': 'trace-db-503-trpc' } });
+      expect(trpc.statusCode).toBe(503);
+    } finally {
+      await down.close();
+    }
+    for (const reqId of ['trace-db-503', 'trace-db-503-trpc']) {
+      const logged = linesOf(downLines, reqId);
+      expect(logged.filter((line) => line.level >= ERROR)).toEqual([]);
+      expect(logged.filter((line) => line.err?.stack !== undefined)).toEqual([]);
+      // What failed, as the driver said it (PGlite: closed; postgres.js: the connection ended).
+      const warned = logged.find((line) => line.level === WARN);
+      expect(warned?.cause?.[0]?.message).toEqual(expect.any(String));
+    }
+  });
+
+  it('a refusal (4xx) is logged by its request line at info only', async () => {
+    const res = await app.inject({ method: 'GET', url: '/api/v1/products/999999999', headers: { 'x-request-id': 'trace-404' } });
+    expectProblem(res, 404, 'not-found');
+    const logged = linesOf(lines, 'trace-404');
+    expect(logged.map((line) => [line.level, line.msg])).toEqual([[INFO, 'request']]);
   });
 });

@@ -332,3 +332,23 @@ describe('METRICS_PORT, METRICS_HOST, METRICS_TOKEN: /metrics is not served unle
     expect(naming(problemsOf({ JWT_SECRET: SECRET, METRICS_TOKEN: token }), 'METRICS_TOKEN')).toBe(true);
   });
 });
+
+describe('HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS bound slow clients (issue 21)', () => {
+  it('unset: headers 10 s, whole request 30 s, idle keep-alive 72 s', () => {
+    expect(load({}).httpTimeouts).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000 });
+  });
+
+  it('set: taken as given', () => {
+    const config = load({ HTTP_HEADERS_TIMEOUT_MS: '2000', HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000' });
+    expect(config.httpTimeouts).toEqual({ headersTimeoutMs: 2000, requestTimeoutMs: 5000, keepAliveTimeoutMs: 65_000 });
+  });
+
+  it.each(['HTTP_HEADERS_TIMEOUT_MS', 'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_KEEP_ALIVE_TIMEOUT_MS'])('%s of 0, -1 or a word is refused naming it', (variable) => {
+    for (const value of ['0', '-1', 'soon']) expect(naming(problemsOf({ [variable]: value }), variable)).toBe(true);
+  });
+
+  it('a headers timeout longer than the request timeout is refused naming both', () => {
+    const problems = problemsOf({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' });
+    expect(problems.join('\n')).toMatch(/HTTP_HEADERS_TIMEOUT_MS.*HTTP_REQUEST_TIMEOUT_MS/);
+  });
+});
