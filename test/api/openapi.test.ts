@@ -1064,7 +1064,8 @@ const genericProbes: Record<number, Probe> = {
 // spent (429), and one whose database fails (500 for an error no mapping knows, 503 for a lost
 // connection). Neither closes the shared database.
 const shared: Database = { ...t.database, close: async () => {} };
-const limited = await buildApp({ database: shared, tokens: t.tokens, rateLimit: { max: 1, timeWindow: '1 minute' } });
+// An hour: the window never ends between the request that spends it and the probe after it.
+const limited = await buildApp({ database: shared, tokens: t.tokens, rateLimit: { max: 1, timeWindow: '1 hour' } });
 let failure: Error | undefined;
 /**
  * `target` whose every method throws `failure` while it is set; objects a method answers (a
@@ -1100,8 +1101,6 @@ afterAll(async () => {
   await limited.close();
   await broken.close();
 });
-// Spends the anonymous (per address) budget of the limited app.
-await limited.inject({ method: 'GET', url: '/api/health' });
 
 async function answerOfFailingDatabase(op: DocumentedOperation, call: Call, error: Error): Promise<LightMyRequestResponse> {
   failure = error;
@@ -1113,8 +1112,11 @@ async function answerOfFailingDatabase(op: DocumentedOperation, call: Call, erro
 }
 
 const special: Record<number, (op: DocumentedOperation, call: Call) => Promise<LightMyRequestResponse>> = {
-  // Anonymous, so the spent per-address budget applies whatever the operation needs.
-  429: (op, call) => send(op, { ...call, token: undefined }, limited),
+  // Anonymous, so the per-address budget, spent right before, applies whatever the operation needs.
+  429: async (op, call) => {
+    await limited.inject({ method: 'GET', url: '/api/health' });
+    return send(op, { ...call, token: undefined }, limited);
+  },
   500: (op, call) => answerOfFailingDatabase(op, call, new Error('boom')),
   503: (op, call) => answerOfFailingDatabase(op, call, Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })),
 };
