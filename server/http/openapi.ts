@@ -16,6 +16,7 @@ import { examples, Id } from '../modules/common.schemas.ts';
 import { ORDER_STATUSES } from '../modules/orders/orders.rules.ts';
 import { oauthOpenApi } from '../oauth/openapi-paths.ts';
 import { IDEMPOTENCY_HEADER, isCreatingOperation } from '../trpc/idempotency.ts';
+import { linksOf, operationIdOf } from './openapi-links.ts';
 import { restRoutes, type RestRoute } from './rest-routes.ts';
 
 type Json = Record<string, unknown>;
@@ -373,11 +374,11 @@ const pascal = (path: string) => path.split(/[.-]/).map((part) => part.charAt(0)
 
 const ReadOnlyId = Id.optional().meta({ readOnly: true, description: 'Read-only: ignored when sent back (the path names the resource).' });
 
-function buildOperation(route: RestRoute): ZodOpenApiOperationObject {
+function buildOperation(route: RestRoute, routes: readonly RestRoute[]): ZodOpenApiOperationObject {
   const creating = isCreatingOperation({ openapi: { method: route.method }, rest: route.rest });
   const isRead = route.method === 'GET';
   const status = route.rest.status ?? 200;
-  const operationId = route.procedurePath.replace(/\./g, '-');
+  const operationId = operationIdOf(route);
   const description = [route.description ?? route.summary ?? '', accessText(route.policy)].filter(Boolean).join('\n\n');
 
   const parameters: oas31.ReferenceObject[] = [];
@@ -427,10 +428,12 @@ function buildOperation(route: RestRoute): ZodOpenApiOperationObject {
       ...(content ? { content } : {}),
     };
   }
+  const links = linksOf(route, routes);
   responses[String(status)] = {
     description: { 200: 'Success.', 201: 'Created.', 202: 'Accepted: the work is requested; Location names it.', 204: 'Done; no body.' }[status],
     headers: headers(...success),
     ...(content ? { content } : {}),
+    ...(links ? { links } : {}),
   };
   if (isRead) {
     responses['304'] = {
@@ -620,7 +623,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
   const paths: ZodOpenApiPathsObject = {};
   const usedSlugs = new Set<ProblemSlug>(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error', 'service-unavailable']);
   for (const route of routes) {
-    const operation = buildOperation(route);
+    const operation = buildOperation(route, routes);
     for (const slug of problemSlugs(route, isCreatingOperation({ openapi: { method: route.method }, rest: route.rest }))) usedSlugs.add(slug);
     const item = (paths[API_PREFIX + route.path] ??= {});
     item[route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete'] = operation;
