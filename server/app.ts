@@ -10,6 +10,8 @@ import { DomainError } from './errors/problems.ts';
 import { fastifyTrustProxy, type TrustProxy } from './lib/client-address.ts';
 import { projectRoot } from './lib/project-root.ts';
 import { registerDocs } from './http/docs.ts';
+import { registerHealth } from './http/health.ts';
+import { Lifecycle } from './http/lifecycle.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { defaultHttpTimeouts, serverTimeoutOptions, type HttpTimeouts } from './http/timeouts.ts';
@@ -151,10 +153,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // First of the hooks, so every request is counted (server/http/metrics.ts).
   const metrics = await registerMetrics(app, { ...options.metrics, router: appRouter, pool: database.poolState });
 
-  let shuttingDown = false;
-  app.decorate('startShutdown', () => {
-    shuttingDown = true;
-  });
+  const lifecycle = new Lifecycle(app.server, options.tls !== undefined);
+  app.decorate('lifecycle', lifecycle);
 
   registerJsonParser(app);
   // Every method Node parses reaches the router, so a known path answers 405 + Allow for any
@@ -166,9 +166,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.addHttpMethod(method, { hasBody: false, overrideExisting: app.supportedMethods.includes(method) });
   }
 
-  let closing = false;
+  // `app.close()` without the drain (tests): requests still arriving are refused all the same.
   app.addHook('preClose', async () => {
-    closing = true;
+    lifecycle.refuse();
   });
 
   const rateLimiter = await registerRateLimit(app, options.rateLimit ?? { max: 600, timeWindow: '1 minute' }, MAX_TRPC_BATCH);
@@ -180,11 +180,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
     if (options.tls) reply.header('strict-transport-security', 'max-age=31536000');
-    if (closing) {
+    if (lifecycle.phase === 'closing') {
       throw new DomainError('service-unavailable', 'The service is shutting down; retry on a new connection.', {
         headers: { 'retry-after': '1', connection: 'close' },
       });
     }
+    // From SIGTERM on every answer closes its connection: the client's next request goes elsewhere.
+    if (lifecycle.phase === 'draining') reply.header('connection', 'close');
     const api = request.routeOptions.config.api === true;
     // The token is verified once, then the request is counted (per verified caller, else per client
     // address, a bad token included) before anything is refused: refusals count and carry RateLimit-*.
@@ -230,16 +232,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerRestRoutes(app, { router: appRouter, db: database.db, idempotency, cursors });
   await registerOAuth(app, { db: database.db, tokens, tls: options.tls !== undefined, options: options.oauth });
 
-  // Health: unversioned, GET/HEAD only. A rate-limit store that does not answer is `degraded`,
-  // still 200: the service works (the limiter fails open); only the database decides 503.
-  app.get('/api/health', { config: { api: true } }, async (_request, reply) => {
-    const [up, limitStore] = await Promise.all([!shuttingDown && database.ping(2000), rateLimiter.storeState()]);
-    const state = !up ? 'unavailable' : limitStore === 'unavailable' ? 'degraded' : 'ok';
-    return reply
-      .code(up ? 200 : 503)
-      .header('cache-control', 'no-store')
-      .send({ status: state, checks: { database: up ? 'ok' : 'unavailable', ...(limitStore ? { rate_limit_store: limitStore } : {}) } });
-  });
+  registerHealth(app, { database, rateLimiter, lifecycle });
 
   const openApiDocument = JSON.stringify(buildOpenApiDocument(appRouter, packageVersion));
   app.get('/api/openapi.json', { config: { api: true } }, async (_request, reply) =>
@@ -248,7 +241,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerMethodFallbacks(
     app,
     new Map([
-      ['/api/health', new Set(['GET', 'HEAD'])],
       ['/api/openapi.json', new Set(['GET', 'HEAD'])],
     ]),
   );
@@ -261,9 +253,3 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Health answers 503 from now on (graceful shutdown). */
-    startShutdown(): void;
-  }
-}

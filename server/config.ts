@@ -52,6 +52,9 @@ const EnvSchema = z.object({
   HTTP_HEADERS_TIMEOUT_MS: positiveInt.max(600_000).default(defaultHttpTimeouts.headersTimeoutMs),
   HTTP_REQUEST_TIMEOUT_MS: positiveInt.max(3_600_000).default(defaultHttpTimeouts.requestTimeoutMs),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.max(600_000).default(defaultHttpTimeouts.keepAliveTimeoutMs),
+  // SIGTERM: readiness answers 503 this long before the drain (0: drain at once), then the drain's bound.
+  SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.max(600_000).default(15_000),
   // Bytes, not characters: the HMAC key is the secret's UTF-8 encoding.
   JWT_SECRET: z
     .string()
@@ -108,6 +111,8 @@ export interface Config {
   databaseTimeouts: Pick<DatabaseTimeouts, 'connectTimeoutMs' | 'statementTimeoutMs' | 'lockTimeoutMs' | 'acquireTimeoutMs' | 'idleInTransactionTimeoutMs'>;
   /** Bounds on slow clients: headers, the whole request, idle keep-alive connections. */
   httpTimeouts: HttpTimeouts;
+  /** The graceful stop (server/http/lifecycle.ts): readiness 503 for `delayMs`, then a drain of at most `timeoutMs`. */
+  shutdown: { delayMs: number; timeoutMs: number };
   jwt: { secret: string; issuer: string; audience: string; accessTokenTtlSeconds: number };
   /** An external authorization server whose access tokens are accepted beside our own. */
   jwks: { url: string; issuer: string; audience: string } | undefined;
@@ -211,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     },
+    shutdown: { delayMs: e.SHUTDOWN_DELAY_MS, timeoutMs: e.SHUTDOWN_TIMEOUT_MS },
     jwt: { secret, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
     jwks: e.JWT_JWKS_URL && e.JWT_JWKS_ISSUER && e.JWT_JWKS_AUDIENCE ? { url: e.JWT_JWKS_URL, issuer: e.JWT_JWKS_ISSUER, audience: e.JWT_JWKS_AUDIENCE } : undefined,
     oauth: { refreshTokenTtlDays: e.REFRESH_TOKEN_TTL_DAYS, rateLimitMax: e.OAUTH_RATE_LIMIT_MAX },

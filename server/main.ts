@@ -4,6 +4,7 @@ import { buildApp } from './app.ts';
 import { bootstrapAdmin, bootstrapClients, passwordGrantCommand } from './bootstrap.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { DataDirectoryLockedError, MigrationsPendingError, openDatabase } from './db/client.ts';
+import { shutDown } from './http/lifecycle.ts';
 
 function readConfig(): Config {
   try {
@@ -65,6 +66,32 @@ const app = await buildApp({
     redact: ['req.headers.authorization', 'req.headers.cookie'],
   },
 });
+// SIGTERM/SIGINT: the graceful stop (server/http/lifecycle.ts), set up before the start, so a signal
+// during it stops the process gracefully too instead of killing it.
+let startDone: () => void = () => {};
+const started = new Promise<void>((resolve) => (startDone = resolve));
+let stopping = false;
+async function stop(signal: NodeJS.Signals): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  app.lifecycle.startDraining();
+  app.log.info({ signal, delayMs: config.shutdown.delayMs }, 'shutting down: readiness answers 503, then the drain');
+  // Closing under a listen() or a bootstrap write would fail them: a stop during the start waits.
+  await started;
+  // The last resort, for a close that hangs in our own code: the drain itself is bounded.
+  const force = setTimeout(() => {
+    app.log.error('shutdown did not finish in time; exiting');
+    process.exit(1);
+  }, config.shutdown.delayMs + config.shutdown.timeoutMs + 10_000);
+  force.unref();
+  const { cut } = await shutDown(app, { delayMs: config.shutdown.delayMs, drainTimeoutMs: config.shutdown.timeoutMs });
+  if (cut > 0) app.log.warn({ cut }, 'the drain timed out: connections with a request in flight were cut');
+  app.log.info('stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', (signal) => void stop(signal));
+process.on('SIGINT', (signal) => void stop(signal));
+
 const bootstrap = await bootstrapAdmin(database.db, config);
 await app.listen({ host: config.host, port: config.port });
 
@@ -97,17 +124,6 @@ if (config.env === 'development') {
   lines.push('');
   console.log(lines.join('\n'));
 }
-
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  app.log.info({ signal }, 'shutting down: finishing in-flight requests');
-  app.startShutdown();
-  const force = setTimeout(() => process.exit(1), 15_000);
-  force.unref();
-  await app.close();
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+// Readiness answers 200 from now on (unless a stop began meanwhile).
+app.lifecycle.serving();
+startDone();

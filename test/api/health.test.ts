@@ -79,16 +79,60 @@ describe('GET /api/health answers 503 with "status":"unavailable" when the datab
     const res = await down.request({ method: 'HEAD', url: '/api/health' });
     expect(res.statusCode).toBe(503);
   });
+
+  it('GET /api/health/ready answers 503 too, although the start is done', async () => {
+    down.app.lifecycle.serving();
+    const res = await down.request({ method: 'GET', url: '/api/health/ready' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ status: 'unavailable', checks: { database: 'unavailable' } });
+  });
 });
 
-describe('during a graceful shutdown health answers 503 (CONTRACT section 10)', () => {
-  // Runs last: it puts the shared app into shutdown.
-  it('after startShutdown the database still answers, but health says unavailable', async () => {
+describe('GET /api/health/ready: 503 while the service starts, drains or has no database; 200 otherwise (CONTRACT section 13)', () => {
+  const ready = (app: TestApp, method: 'GET' | 'HEAD' = 'GET') => app.request({ method, url: '/api/health/ready' });
+
+  // Runs first: the shared app has not been told its start is done.
+  it('answers 503 with the health body until the start is done (listening, bootstrap), then 200 ok; no-store either way', async () => {
+    const starting = await ready(t);
+    expect(starting.statusCode).toBe(503);
+    expect(starting.headers['cache-control']).toBe('no-store');
+    expect(starting.json()).toEqual({ status: 'unavailable', checks: { database: 'ok' } });
+    t.app.lifecycle.serving();
+    const serving = await ready(t);
+    expect(serving.statusCode).toBe(200);
+    expect(serving.headers['cache-control']).toBe('no-store');
+    expect(serving.json()).toEqual({ status: 'ok', checks: { database: 'ok' } });
+  });
+
+  it('HEAD answers the same status with no body; it needs no token', async () => {
+    const res = await ready(t, 'HEAD');
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toBe('');
+    expect(res.headers['www-authenticate']).toBeUndefined();
+  });
+
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE'] as const)('%s answers 405 method-not-allowed with Allow GET, HEAD', async (method) => {
+    const res = await t.request({ method, url: '/api/health/ready' });
+    expect(res.statusCode).toBe(405);
+    expect(res.json()).toMatchObject({ type: '/problems/method-not-allowed', status: 405, instance: '/api/health/ready' });
+    expect(String(res.headers.allow).split(',').map((m) => m.trim())).toEqual(expect.arrayContaining(['GET', 'HEAD']));
+  });
+});
+
+describe('from SIGTERM on readiness and health answer 503 at once, while requests are still served, each closing its connection (CONTRACT sections 10, 13)', () => {
+  // Runs last: it puts the shared app into its drain.
+  it('once draining, readiness and health say unavailable, the database still answers, and an API answer says Connection: close', async () => {
     expect((await t.request({ method: 'GET', url: '/api/health' })).statusCode).toBe(200);
-    t.app.startShutdown();
-    const res = await t.request({ method: 'GET', url: '/api/health' });
-    expect(res.statusCode).toBe(503);
-    expect(res.json()).toMatchObject({ status: 'unavailable' });
+    t.app.lifecycle.startDraining();
+    const readiness = await t.request({ method: 'GET', url: '/api/health/ready' });
+    expect(readiness.statusCode).toBe(503);
+    expect(readiness.json()).toEqual({ status: 'unavailable', checks: { database: 'ok' } });
+    const health = await t.request({ method: 'GET', url: '/api/health' });
+    expect(health.statusCode).toBe(503);
+    expect(health.json()).toMatchObject({ status: 'unavailable' });
     expect(await t.database.ping()).toBe(true);
+    const served = await t.request({ method: 'GET', url: '/api/v1/products' });
+    expect(served.statusCode).toBe(200);
+    expect(served.headers.connection).toBe('close');
   });
 });

@@ -59,6 +59,6 @@ describe('the production bundle (npm start)', () => {
 
   it('stops gracefully on SIGTERM', async () => {
     await stopService(service);
-    expect(service.child.exitCode).toBe(0);
+    expect(service.child.exitCode, service.output()).toBe(0);
   });
 });

@@ -35,21 +35,49 @@ export class RawConnection {
   error: NodeJS.ErrnoException | undefined;
   readonly connected: Promise<void>;
   private dribbling: NodeJS.Timeout | undefined;
+  private readonly waiters = new Set<() => void>();
 
   constructor(port: number) {
     this.socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
     this.socket.setEncoding('latin1');
-    this.socket.on('data', (data: string) => (this.received += data));
-    this.socket.on('end', () => (this.ended = true));
+    this.socket.on('data', (data: string) => {
+      this.received += data;
+      this.notify();
+    });
+    this.socket.on('end', () => {
+      this.ended = true;
+      this.notify();
+    });
     this.socket.on('error', (error: NodeJS.ErrnoException) => (this.error = error));
     this.socket.on('close', () => {
       this.closed = true;
       clearInterval(this.dribbling);
+      this.notify();
     });
     this.connected = new Promise((resolve, reject) => {
       this.socket.once('connect', () => resolve());
       this.socket.once('error', reject);
     });
+  }
+
+  /**
+   * Resolves once `condition` holds, checked whenever something arrives, the server ends its side
+   * or the connection closes (so a condition that can no longer come true should say so too).
+   */
+  until(condition: () => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!condition()) return;
+        this.waiters.delete(check);
+        resolve();
+      };
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  private notify(): void {
+    for (const check of [...this.waiters]) check();
   }
 
   write(data: string): void {

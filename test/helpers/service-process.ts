@@ -27,7 +27,8 @@ export interface Service {
 
 /**
  * The environment of a service process: the test JWT settings (so tokens the test mints are
- * accepted), any port, a rate limit no test reaches, and `database` (DATABASE_URL or DATA_DIR).
+ * accepted), any port, a rate limit no test reaches, no shutdown delay, and `database`
+ * (DATABASE_URL or DATA_DIR).
  */
 export function serviceEnv(database: { url: string } | { dataDir: string }, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
@@ -40,6 +41,8 @@ export function serviceEnv(database: { url: string } | { dataDir: string }, extr
     JWT_AUDIENCE: TEST_JWT.audience,
     RATE_LIMIT_MAX: '100000',
     LOG_LEVEL: 'info',
+    // No load balancer to warn: SIGTERM drains at once.
+    SHUTDOWN_DELAY_MS: '0',
     ...extra,
   };
   // An inherited DATABASE_URL would win over DATA_DIR: a PGlite service must not see one.

@@ -352,3 +352,18 @@ describe('HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIME
     expect(problems.join('\n')).toMatch(/HTTP_HEADERS_TIMEOUT_MS.*HTTP_REQUEST_TIMEOUT_MS/);
   });
 });
+
+describe('SHUTDOWN_DELAY_MS and SHUTDOWN_TIMEOUT_MS: readiness 503 before the drain, and the drain\'s bound', () => {
+  it('unset: 5 s of readiness 503 before the drain, 15 s for the drain', () => {
+    expect(load({}).shutdown).toEqual({ delayMs: 5000, timeoutMs: 15_000 });
+  });
+
+  it('SHUTDOWN_DELAY_MS=0 drains at once (tests, or no load balancer in front)', () => {
+    expect(load({ SHUTDOWN_DELAY_MS: '0', SHUTDOWN_TIMEOUT_MS: '30000' }).shutdown).toEqual({ delayMs: 0, timeoutMs: 30_000 });
+  });
+
+  it('a negative delay, or a drain bound of 0, is refused naming it', () => {
+    expect(naming(problemsOf({ SHUTDOWN_DELAY_MS: '-1' }), 'SHUTDOWN_DELAY_MS')).toBe(true);
+    expect(naming(problemsOf({ SHUTDOWN_TIMEOUT_MS: '0' }), 'SHUTDOWN_TIMEOUT_MS')).toBe(true);
+  });
+});

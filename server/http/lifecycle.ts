@@ -1,0 +1,158 @@
+/**
+ * The service's life and its graceful end (CONTRACT sections 10 and 13, issue 21 item 5):
+ *
+ *   starting -> serving -> draining -> closing
+ *
+ * - starting: the process may not listen yet, or its bootstrap is not done: readiness answers 503.
+ * - serving: readiness answers 200 while the database does.
+ * - draining (SIGTERM): readiness and health answer 503 at once, so a load balancer stops sending;
+ *   for the shutdown delay requests are still served, each answer closing its connection.
+ * - closing: no connection is accepted any more; a request on an open connection gets 503 with
+ *   `Connection: close`; requests in flight finish; then the database closes.
+ *
+ * Closing idle kept-alive connections at once (what `server.close()` does) races with a request the
+ * client is sending on one at that moment: it is cut with no answer. So a connection is closed only
+ * once it has stayed idle for a grace period; a request arriving before then gets its answer (503
+ * and `Connection: close`), and the client knows to go elsewhere.
+ */
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+
+export type Phase = 'starting' | 'serving' | 'draining' | 'closing';
+
+/** A kept-alive connection idle this long during the drain is closed: its client sent nothing more. */
+export const DRAIN_IDLE_GRACE_MS = 1000;
+
+interface Connection {
+  /** Requests received and not yet answered (more than one when the client pipelines). */
+  busy: number;
+  /** When it last turned idle (performance.now()). */
+  idleSince: number;
+  closeTimer: NodeJS.Timeout | undefined;
+}
+
+export interface DrainOptions {
+  /** Requests in flight get this long to finish; connections still open then are cut. */
+  timeoutMs: number;
+  /** Default DRAIN_IDLE_GRACE_MS. */
+  idleGraceMs?: number;
+}
+
+export class Lifecycle {
+  #phase: Phase = 'starting';
+  /** The connections HTTP runs on (with TLS, the TLS sockets), by socket. */
+  readonly #connections = new Map<Socket, Connection>();
+  /** Every TCP connection, TLS handshakes in progress included, for the drain's deadline. */
+  readonly #sockets = new Set<Socket>();
+  #idleGraceMs = DRAIN_IDLE_GRACE_MS;
+  readonly #server: HttpServer;
+
+  constructor(server: HttpServer, secure: boolean) {
+    this.#server = server;
+    server.on('connection', (socket: Socket) => {
+      this.#sockets.add(socket);
+      socket.once('close', () => this.#sockets.delete(socket));
+    });
+    server.on(secure ? 'secureConnection' : 'connection', (socket: Socket) => {
+      const connection: Connection = { busy: 0, idleSince: performance.now(), closeTimer: undefined };
+      this.#connections.set(socket, connection);
+      socket.once('close', () => {
+        clearTimeout(connection.closeTimer);
+        this.#connections.delete(socket);
+      });
+      // A TLS handshake the drain did not stop: the connection gets the grace to send its request.
+      if (this.#phase === 'closing') this.#closeWhenIdle(socket, connection);
+    });
+    server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      const connection = this.#connections.get(request.socket);
+      if (!connection) return;
+      connection.busy += 1;
+      clearTimeout(connection.closeTimer);
+      response.once('close', () => {
+        connection.busy -= 1;
+        if (connection.busy > 0) return;
+        connection.idleSince = performance.now();
+        if (this.#phase === 'closing') this.#closeWhenIdle(request.socket, connection);
+      });
+    });
+  }
+
+  get phase(): Phase {
+    return this.#phase;
+  }
+
+  /** Listening, and the bootstrap done: readiness may answer 200. */
+  serving(): void {
+    if (this.#phase === 'starting') this.#phase = 'serving';
+  }
+
+  /** Readiness and health answer 503 from now on; every answer closes its connection. */
+  startDraining(): void {
+    if (this.#phase === 'starting' || this.#phase === 'serving') this.#phase = 'draining';
+  }
+
+  /** Requests are refused from now on (503); `app.close()` gets here too. */
+  refuse(): void {
+    this.#phase = 'closing';
+  }
+
+  /**
+   * Stops accepting connections and waits until every open one is gone: each closes after its
+   * answer (which says `Connection: close`) or once idle for the grace period; at `timeoutMs` the
+   * rest are cut. Resolves with the number of connections cut with a request in flight.
+   */
+  async drain(options: DrainOptions): Promise<number> {
+    this.refuse();
+    this.#idleGraceMs = options.idleGraceMs ?? DRAIN_IDLE_GRACE_MS;
+    // net.Server's own close: stop listening, keep the open connections. http.Server's close would
+    // also drop the idle ones at once (the race above) and stop checking the request timeouts.
+    const drained = new Promise<void>((resolve) => NetServer.prototype.close.call(this.#server, () => resolve()));
+    for (const [socket, connection] of this.#connections) if (connection.busy === 0) this.#closeWhenIdle(socket, connection);
+    let cut = 0;
+    const deadline = setTimeout(() => {
+      cut = [...this.#connections.values()].filter((connection) => connection.busy > 0).length;
+      for (const socket of this.#sockets) socket.destroy();
+    }, options.timeoutMs);
+    await drained;
+    clearTimeout(deadline);
+    return cut;
+  }
+
+  #closeWhenIdle(socket: Socket, connection: Connection): void {
+    clearTimeout(connection.closeTimer);
+    const left = connection.idleSince + this.#idleGraceMs - performance.now();
+    connection.closeTimer = setTimeout(() => {
+      if (connection.busy === 0) socket.destroy();
+    }, Math.max(0, left));
+  }
+}
+
+export interface ShutdownOptions {
+  /** Readiness answers 503 this long before the drain, for a load balancer to notice (SHUTDOWN_DELAY_MS). */
+  delayMs: number;
+  /** The drain's bound (SHUTDOWN_TIMEOUT_MS): requests still in flight then are cut. */
+  drainTimeoutMs: number;
+  /** Default DRAIN_IDLE_GRACE_MS. */
+  idleGraceMs?: number;
+}
+
+/**
+ * The graceful stop main.ts runs on SIGTERM/SIGINT: readiness 503 at once, the delay (requests still
+ * served), the drain, then `app.close()` (background jobs stop, the database closes). Resolves with
+ * the number of connections the drain had to cut.
+ */
+export async function shutDown(app: FastifyInstance, options: ShutdownOptions): Promise<{ cut: number }> {
+  app.lifecycle.startDraining();
+  if (options.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+  const cut = await app.lifecycle.drain({ timeoutMs: options.drainTimeoutMs, ...(options.idleGraceMs === undefined ? {} : { idleGraceMs: options.idleGraceMs }) });
+  await app.close();
+  return { cut };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Where the service is in its life: readiness, `Connection: close` and shutdown 503s follow it. */
+    lifecycle: Lifecycle;
+  }
+}
