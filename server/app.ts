@@ -185,8 +185,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         headers: { 'retry-after': '1', connection: 'close' },
       });
     }
-    // From SIGTERM on every answer closes its connection: the client's next request goes elsewhere.
-    if (lifecycle.phase === 'draining') reply.header('connection', 'close');
     const api = request.routeOptions.config.api === true;
     // The token is verified once, then the request is counted (per verified caller, else per client
     // address, a bad token included) before anything is refused: refusals count and carry RateLimit-*.

@@ -6,9 +6,12 @@
  * - starting: the process may not listen yet, or its bootstrap is not done: readiness answers 503.
  * - serving: readiness answers 200 while the database does.
  * - draining (SIGTERM): readiness and health answer 503 at once, so a load balancer stops sending;
- *   for the shutdown delay requests are still served, each answer closing its connection.
+ *   for the shutdown delay requests are still served as before.
  * - closing: no connection is accepted any more; a request on an open connection gets 503 with
- *   `Connection: close`; requests in flight finish; then the database closes.
+ *   `Connection: close`; requests in flight finish; then the database closes. Connections still
+ *   waiting in the kernel's accept queue when the listener closes are reset: the delay before,
+ *   readiness answering 503, is what keeps new ones from arriving then. (Answers during the delay
+ *   do not say `Connection: close`: clients made to reconnect then are the ones such a reset hits.)
  *
  * Closing idle kept-alive connections at once (what `server.close()` does) races with a request the
  * client is sending on one at that moment: it is cut with no answer. So a connection is closed only
@@ -87,7 +90,7 @@ export class Lifecycle {
     if (this.#phase === 'starting') this.#phase = 'serving';
   }
 
-  /** Readiness and health answer 503 from now on; every answer closes its connection. */
+  /** Readiness and health answer 503 from now on; requests are still served. */
   startDraining(): void {
     if (this.#phase === 'starting' || this.#phase === 'serving') this.#phase = 'draining';
   }
@@ -152,7 +155,7 @@ export async function shutDown(app: FastifyInstance, options: ShutdownOptions): 
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Where the service is in its life: readiness, `Connection: close` and shutdown 503s follow it. */
+    /** Where the service is in its life: readiness and the shutdown 503s follow it. */
     lifecycle: Lifecycle;
   }
 }

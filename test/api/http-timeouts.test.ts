@@ -10,7 +10,8 @@ import { defaultHttpTimeouts } from '../../server/http/timeouts.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { portOf, RawConnection } from '../helpers/raw-http.ts';
 
-const timeouts = { headersTimeoutMs: 1000, requestTimeoutMs: 2000, keepAliveTimeoutMs: 5000 };
+// Small, yet wide enough that a loaded machine never times out a request sent whole in one write.
+const timeouts = { headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTimeoutMs: 8000 };
 /** Far above the timeouts (and below the test's own 30 s): only a server that never cuts a connection off misses it. */
 const DEADLINE = { timeout: 20_000, interval: 50 };
 
