@@ -24,7 +24,8 @@ describe('without Redis each instance counts in its own memory: two instances gi
       await app.ready();
       apps.push(app);
     }
-  });
+    // Two PGlite databases start one after the other: past a minute on a loaded machine.
+  }, 180_000);
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.close()));
   });
