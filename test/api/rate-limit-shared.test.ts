@@ -1,8 +1,8 @@
 /**
  * Where counts live (CONTRACT section 9, revised by issue 23): in each process's memory without
- * Redis, so every instance counts on its own (N instances give a caller up to N x the limit, as the
- * README says); in Redis with REDIS_URL, one limit shared by every instance. The second part runs
- * two real service processes on one PostgreSQL database and one redis-server.
+ * Redis, so every instance counts on its own (N instances give a caller up to N x the limit, as
+ * docs/api.md#rate-limits says); in Redis with REDIS_URL, one limit shared by every instance. The
+ * second part runs two real service processes on one PostgreSQL database and one redis-server.
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
