@@ -643,7 +643,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
           '`/.well-known/oauth-authorization-server`) issues them with the scopes each operation names.\n' +
           '- Reads carry `ETag` (304 on `If-None-Match`), writes take `If-Match` (412 when stale), creating POSTs take `Idempotency-Key`.',
         contact: { name: 'order-service maintainers', url: 'https://github.com/order-service/order-service', email: 'api@order-service.example' },
-        license: { name: 'UNLICENSED: proprietary', url: 'https://github.com/order-service/order-service/blob/main/README.md' },
+        license: { name: 'MIT', url: 'https://github.com/order-service/order-service/blob/main/LICENSE' },
       },
       // The origin the document is served from; every path carries its prefix.
       servers: [{ url: '/', description: 'This service (the origin serving this document).' }],
