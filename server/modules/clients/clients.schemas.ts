@@ -18,7 +18,7 @@ export const GrantType = z
   .enum(GRANT_TYPES)
   .meta({ id: 'GrantType', description: 'An OAuth 2.0 grant type (RFC 6749) the client may use at the token endpoint.' });
 
-export const Scope = z.enum(SCOPES).meta({ id: 'Scope', description: 'An OAuth scope (CONTRACT section 7).' });
+export const Scope = z.enum(SCOPES).meta({ id: 'Scope', description: 'An OAuth scope; the oauth2 security scheme says what each one grants.' });
 
 const RedirectUri = z
   .string()
