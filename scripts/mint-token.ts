@@ -1,7 +1,7 @@
 /**
  * Mints an access token with the service's own TokenService, for scripts that drive a running
  * service (scripts/schemathesis.sh). The service looks nothing up: a token signed with the same
- * JWT_SECRET, issuer and audience is accepted (CONTRACT section 7).
+ * JWT_SECRET, issuer and audience is accepted (docs/api.md#access-tokens).
  *
  *   JWT_SECRET=... npx tsx scripts/mint-token.ts <sub> <customer|admin> [ttl seconds]
  *

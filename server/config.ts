@@ -67,9 +67,9 @@ const EnvSchema = z.object({
   JWT_JWKS_URL: z.url({ protocol: /^https?$/ }).optional(),
   JWT_JWKS_ISSUER: z.string().min(1).optional(),
   JWT_JWKS_AUDIENCE: z.string().min(1).optional(),
-  // CONTRACT section 7: refresh tokens live 30 days.
+  // docs/signing-in.md#refresh-tokens: refresh tokens live 30 days.
   REFRESH_TOKEN_TTL_DAYS: positiveInt.max(365).default(30),
-  // CONTRACT section 9: /oauth/token and the sign-in form, per client address per minute.
+  // docs/signing-in.md#limits-and-backoff: /oauth/token and the sign-in form, per client address per minute.
   OAUTH_RATE_LIMIT_MAX: positiveInt.default(20),
   ADMIN_EMAIL: z.email().optional(),
   ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').max(256).optional(),
@@ -79,7 +79,7 @@ const EnvSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be redis://... or rediss://...').optional(),
   TRUST_PROXY: trustProxy.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  // --- metrics (CONTRACT section 13): GET /metrics, never public by default ---
+  // --- metrics (docs/api.md#metrics): GET /metrics, never public by default ---
   METRICS_PORT: port.optional(),
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   METRICS_TOKEN: z
@@ -94,7 +94,7 @@ const EnvSchema = z.object({
     .optional(),
   TLS_CERT_FILE: z.string().min(1).optional(),
   TLS_KEY_FILE: z.string().min(1).optional(),
-  // CONTRACT section 8: keys are kept 24 to 48 hours.
+  // docs/api.md#idempotency: keys are kept 24 to 48 hours.
   IDEMPOTENCY_TTL_HOURS: z.coerce.number().int().min(24).max(48).default(24),
 });
 

@@ -1,5 +1,5 @@
 /**
- * Access tokens of an external authorization server (`JWT_JWKS_URL`, CONTRACT section 7): signed
+ * Access tokens of an external authorization server (`JWT_JWKS_URL`, docs/api.md#external-identity-providers): signed
  * with RS256, ES256 or EdDSA by keys its JWKS publishes. jose's remote key set fetches the set,
  * keeps it (10 minutes), and fetches it again when a token names a `kid` it does not hold (at most
  * once per cooldown), which is how a rotated key is picked up.

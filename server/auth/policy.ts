@@ -1,5 +1,5 @@
 /**
- * Who may call what (CONTRACT section 7), in one place: roles and scopes side by side. Every
+ * Who may call what (docs/api.md#scopes), in one place: roles and scopes side by side. Every
  * procedure declares a `Policy` (checked before its body runs); the resource rules below decide
  * what an admitted caller may do with one particular order or user. Pure functions, no I/O.
  */
@@ -7,7 +7,7 @@ import { DomainError } from '../errors/problems.ts';
 import { missingToken, type Caller, type Role, type UserCaller } from './tokens.ts';
 
 /**
- * The OAuth scopes: CONTRACT section 7's six, plus `users:write` (change or delete a user) and
+ * The OAuth scopes (docs/api.md#scopes): the six the service began with, plus `users:write` (change or delete a user) and
  * `clients:manage` (register and remove OAuth clients), so that every non-public procedure names
  * the scope it needs and a token limited by its `scope` claim reaches nothing else.
  */

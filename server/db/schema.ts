@@ -51,7 +51,7 @@ export const products = pgTable(
 );
 
 /**
- * The statuses an order can have (CONTRACT section 3; the moves between them are in
+ * The statuses an order can have (docs/api.md#order-states; the moves between them are in
  * modules/orders/orders.rules.ts). Here, beside the column, so the column is typed with them; the
  * column stays text (no database enum), so the type adds no migration.
  */
@@ -160,7 +160,7 @@ export const fulfillments = pgTable(
 );
 
 /**
- * Idempotency keys (CONTRACT section 8): one row per (caller scope, key), written in the same
+ * Idempotency keys (docs/api.md#idempotency): one row per (caller scope, key), written in the same
  * transaction as the operation it guards, so a crash leaves both or neither. A concurrent request
  * with the same key waits on this row's lock until the first commits (then replays) or rolls back
  * (then runs itself).
@@ -185,7 +185,7 @@ export const idempotencyKeys = pgTable(
   (t) => [primaryKey({ columns: [t.scope, t.key] }), index('idempotency_keys_expires_idx').on(t.expiresAt)],
 );
 
-// --- Identity: the OAuth 2.0 authorization server (CONTRACT section 7) ---
+// --- Identity: the OAuth 2.0 authorization server (docs/signing-in.md) ---
 
 export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials', 'password'] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];

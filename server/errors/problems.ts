@@ -1,5 +1,5 @@
 /**
- * The one catalogue of problem types (CONTRACT section 6) and the one mapping from a domain
+ * The one catalogue of problem types (docs/api.md#errors) and the one mapping from a domain
  * error to an HTTP status and a problem-details body. Nothing else decides a status code.
  */
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';

@@ -1,5 +1,5 @@
 /**
- * Health (liveness and the database) and readiness (CONTRACT section 13): unversioned, GET and
+ * Health (liveness and the database) and readiness (docs/api.md#health-and-readiness): unversioned, GET and
  * HEAD only, never cached. A rate-limit store that does not answer is `degraded`, still 200: the
  * service works (the limiter fails open); only the database and the service's phase decide 503.
  */
@@ -27,7 +27,7 @@ export function registerHealth(app: FastifyInstance, { database, rateLimiter, li
       .send({ status, checks: { database: databaseUp ? 'ok' : 'unavailable', ...(limitStore ? { rate_limit_store: limitStore } : {}) } });
   }
 
-  // Liveness and the database; 503 from SIGTERM on (CONTRACT section 10), as it always answered.
+  // Liveness and the database; 503 from SIGTERM on (docs/api.md#graceful-stop), as it always answered.
   app.get('/api/health', { config: { api: true } }, async (_request, reply) => {
     const stopping = lifecycle.phase === 'draining' || lifecycle.phase === 'closing';
     return answer(reply, !stopping, !stopping);

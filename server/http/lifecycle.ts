@@ -1,5 +1,5 @@
 /**
- * The service's life and its graceful end (CONTRACT sections 10 and 13, issue 21 item 5):
+ * The service's life and its graceful end (docs/api.md#health-and-readiness and #graceful-stop, issue 21 item 5):
  *
  *   starting -> serving -> draining -> closing
  *

@@ -1,5 +1,5 @@
 /**
- * What `GET /metrics` reports (CONTRACT section 13), in one prom-client registry per app: several
+ * What `GET /metrics` reports (docs/api.md#metrics), in one prom-client registry per app: several
  * apps in one process (tests) never share or collide on a metric, and nothing is recorded in
  * prom-client's global registry.
  *

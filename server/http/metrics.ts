@@ -1,5 +1,5 @@
 /**
- * `GET /metrics` (CONTRACT section 13): never public by default. It is served
+ * `GET /metrics` (docs/api.md#metrics): never public by default. It is served
  *
  * - on a port of its own (`METRICS_PORT`, bound to `METRICS_HOST`, 127.0.0.1 by default): a small
  *   server answering only `GET /metrics`, for a scraper on the host or a private network; and/or

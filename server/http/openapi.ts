@@ -39,7 +39,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   health: 'Liveness and readiness of the service and its database.',
 };
 
-/** What each OAuth scope grants (CONTRACT section 7, plus `users:write` and `clients:manage`). */
+/** What each OAuth scope grants (docs/api.md#scopes). */
 const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'orders:read': 'Read orders, their payments and fulfillments (customers: their own).',
   'orders:write': 'Create, change, confirm, cancel and delete orders (customers: their own).',
@@ -136,7 +136,7 @@ const PARAMETERS = {
     name: IDEMPOTENCY_HEADER,
     in: 'header',
     required: false,
-    // CONTRACT section 8 (server/trpc/idempotency.ts).
+    // docs/api.md#idempotency (server/trpc/idempotency.ts).
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]{1,255}$', example: 'order-17-payment-1' },
     description:
       'Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored ' +
@@ -455,7 +455,7 @@ function buildOperation(route: RestRoute): ZodOpenApiOperationObject {
 }
 
 /**
- * PATCH, both ways (CONTRACT section 4): a merge patch (RFC 7396; `application/json` is read as
+ * PATCH, both ways (docs/api.md#writes): a merge patch (RFC 7396; `application/json` is read as
  * one) is the order's writable document with every member optional; a JSON Patch (RFC 6902) an
  * array of operations. The patched document must be a valid PUT body.
  */

@@ -1,5 +1,5 @@
 /**
- * Rate-limit counts in Redis without a round trip per request (issue 23, CONTRACT section 9), for
+ * Rate-limit counts in Redis without a round trip per request (issue 23, docs/api.md#rate-limits), for
  * `@fastify/rate-limit` when `REDIS_URL` is set. Each instance takes a range of a caller's window
  * from Redis with one INCRBY (a lease: counts `top - size + 1` to `top` are this instance's to
  * hand out) and answers the caller's next requests from it in memory; it goes back to Redis when

@@ -1,10 +1,10 @@
 /**
- * Rate limiting (CONTRACT section 9): every request the app answers is counted against its caller
+ * Rate limiting (docs/api.md#rate-limits): every request the app answers is counted against its caller
  * (`sub:<sub>` for a verified token, else `ip:<client address>`), and every response carries
  * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.
  *
- * `@fastify/rate-limit` does the counting. A limit is protection, not accounting (CONTRACT section
- * 9): counting never costs a database write. Its store is the process's memory by default (each
+ * `@fastify/rate-limit` does the counting. A limit is protection, not accounting
+ * (docs/api.md#rate-limits): counting never costs a database write. Its store is the process's memory by default (each
  * instance counts on its own, so N instances give a caller up to N x the limit), or Redis when one
  * is configured: one limit shared by every instance, taken in leases so that a busy caller's
  * requests do not each wait for a round trip (server/http/rate-limit-store.ts). Its per-route

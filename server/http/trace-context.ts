@@ -1,5 +1,5 @@
 /**
- * W3C Trace Context (CONTRACT section 13): a request's `traceparent` names the trace it belongs to,
+ * W3C Trace Context (docs/api.md#tracing): a request's `traceparent` names the trace it belongs to,
  * and that trace id is on every log line of the request beside its request id (`trace_id`, the
  * name OpenTelemetry's log correlation uses), so a caller's trace and our logs meet. A request
  * without one (or with one that is not valid) gets a new trace id: every line still carries one.

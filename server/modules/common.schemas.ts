@@ -14,9 +14,9 @@ export const MAX_STOCK = 1_000_000_000;
  * and an order total (100 lines) stay exact integers in JavaScript (below 2^53).
  */
 export const MAX_PRICE = 1_000_000_000;
-/** The most units of a product one order line may hold (CONTRACT section 2). */
+/** The most units of a product one order line may hold (docs/api.md#field-rules). */
 export const MAX_QUANTITY = 10_000;
-/** The most lines an order may have (CONTRACT section 2 bounds quantities; this bounds the lines). */
+/** The most lines an order may have (docs/api.md#field-rules bounds quantities; this bounds the lines). */
 export const MAX_LINES = 100;
 /** A line's total at most (price x quantity), and an order's: exact integers, below 2^53. */
 export const MAX_LINE_TOTAL = MAX_PRICE * MAX_QUANTITY;

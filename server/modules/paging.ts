@@ -3,7 +3,7 @@
  * unique column, and a cursor names a position in it (the sort key of a row), so the next page is
  * "the rows after this key", which an index answers in the same time on page 1 and page 50,000,
  * and which neither repeats nor skips a row when rows are inserted between two requests (paging
- * by offset does both). `page`/`limit` stay accepted (SPEC): a page by number is still read by
+ * by offset does both). `page`/`limit` stay accepted (docs/api.md#lists-and-paging): a page by number is still read by
  * offset, and its answer carries cursors onwards.
  *
  * A cursor is opaque to clients: base64url JSON of the position, and an HMAC over it and the

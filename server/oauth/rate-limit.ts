@@ -1,5 +1,5 @@
 /**
- * The stricter limit of the sign-in and token endpoints (CONTRACT section 9): `max` requests per
+ * The stricter limit of the sign-in and token endpoints (docs/signing-in.md#limits-and-backoff): `max` requests per
  * window per client address (an IPv6 client by its /64) on POST /oauth/token, /oauth/authorize and /oauth/revoke, on top of
  * the service-wide limit. It uses the service's rate-limit store (server/http/rate-limit.ts:
  * Redis when REDIS_URL is set, so every instance shares the count; else each process's memory) and, like

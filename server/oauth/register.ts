@@ -1,5 +1,5 @@
 /**
- * The OAuth 2.0 authorization server (CONTRACT section 7) as one Fastify plugin: metadata, the
+ * The OAuth 2.0 authorization server (docs/signing-in.md) as one Fastify plugin: metadata, the
  * authorization endpoint and its sign-in form, the token and revocation endpoints, the stricter
  * rate limit, and the background purge. Form bodies (application/x-www-form-urlencoded) are
  * parsed inside this plugin only: the JSON API keeps refusing them with 415.

@@ -1,7 +1,7 @@
 /**
  * The token endpoint, POST /oauth/token (RFC 6749 sections 3.2, 4 and 5): one function per
  * grant. Every answer is JSON with `Cache-Control: no-store`; access tokens are the JWTs the
- * service verifies (CONTRACT section 7), refresh tokens opaque and rotating.
+ * service verifies (docs/api.md#access-tokens), refresh tokens opaque and rotating.
  */
 import { eq } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';

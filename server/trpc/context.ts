@@ -26,7 +26,7 @@ export interface ResponseBag {
   headers: Record<string, string>;
   /**
    * Set by the idempotency layer when the output is a stored one (a retried request): REST then
-   * answers 200 instead of the operation's 201/202 (CONTRACT section 8).
+   * answers 200 instead of the operation's 201/202 (docs/api.md#idempotency).
    */
   replayed?: boolean;
 }
@@ -35,7 +35,7 @@ export interface ResponseBag {
 export interface IdempotencySettings {
   /** How long a key is kept, then purged (`IDEMPOTENCY_TTL_HOURS`). */
   ttlHours: number;
-  /** How long a request waits for the first request with its key before 409 (CONTRACT: 10 s). */
+  /** How long a request waits for the first request with its key before 409 (docs/api.md#idempotency: 10 s). */
   waitTimeoutMs: number;
   /**
    * HMAC key of the input fingerprints kept with each key: inputs may hold passwords, which must

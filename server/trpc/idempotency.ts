@@ -1,5 +1,5 @@
 /**
- * Idempotency keys (CONTRACT section 8), once, in the procedure layer: REST (`Idempotency-Key`
+ * Idempotency keys (docs/api.md#idempotency), once, in the procedure layer: REST (`Idempotency-Key`
  * header), `/trpc` (the same header) and `createCaller` (`createContextInner({ idempotencyKey })`)
  * share it, and every creating operation gets it without declaring anything.
  *
@@ -35,7 +35,7 @@ export function fingerprintOf(settings: Pick<IdempotencySettings, 'fingerprintKe
 }
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
-/** 1-255 visible ASCII characters (CONTRACT section 8). */
+/** 1-255 visible ASCII characters (docs/api.md#idempotency). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /** Whether a procedure creates something, and so honours `Idempotency-Key`. */

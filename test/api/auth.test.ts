@@ -60,7 +60,7 @@ function unsignedToken(claims: JWTPayload): string {
   return `${part({ alg: 'none', typ: 'JWT' })}.${part(claims)}.`;
 }
 
-/** A 401 problem with a Bearer challenge (CONTRACT section 7). */
+/** A 401 problem with a Bearer challenge (docs/api.md#access-tokens). */
 function expectUnauthorized(res: LightMyRequestResponse): void {
   expectProblem(res, 401, 'unauthorized');
   expect(res.headers['www-authenticate']).toMatch(/^Bearer\b/);

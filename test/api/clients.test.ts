@@ -1,5 +1,5 @@
 /**
- * OAuth clients over REST (CONTRACT section 7 "Clients"): an admin registers, lists, reads and
+ * OAuth clients over REST (docs/signing-in.md#oauth-clients): an admin registers, lists, reads and
  * deletes clients; a confidential client's secret is answered once and stored only as a hash;
  * bad registrations are 422 naming the field and create nothing; deleting a client takes its
  * refresh tokens with it; the built-in docs and development clients are made sure of at start.

@@ -1,5 +1,5 @@
 /**
- * Issue 7, item 4 (CONTRACT section 6): a 500 says only that something failed; the server log
+ * Issue 7, item 4 (docs/api.md#errors): a 500 says only that something failed; the server log
  * has the underlying error (message, stack) with the request id.
  */
 import { once } from 'node:events';

@@ -1,5 +1,5 @@
 /**
- * Issue 8, item 3 (CONTRACT section 4): the ETag a read sends is the tag a conditional write
+ * Issue 8, item 3 (docs/api.md#preconditions): the ETag a read sends is the tag a conditional write
  * checks (server/lib/etag.ts): the tag of the body's bytes, and in the service the tag of its
  * representation through the read's output schema, so the order a service builds its fields in
  * cannot make them disagree.

@@ -1,5 +1,5 @@
 /**
- * Fulfillments over REST (CONTRACT sections 2, 3, 5 and 7): a paid order is sent to fulfillment
+ * Fulfillments over REST (docs/api.md#resources, #order-states, #caching and #authentication-and-authorization): a paid order is sent to fulfillment
  * (202, a requested fulfillment) and shipped (201, the order becomes shipped); fulfillments are
  * read like their order (another customer's is 404) and revalidated on every use. The whole life
  * of an order, draft to completed, through the doors a client uses.
@@ -63,7 +63,7 @@ async function fulfillmentRowsOf(orderId: number): Promise<number> {
   return row?.n ?? 0;
 }
 
-describe('POST /orders/{id}/send-to-fulfillment: 202, a requested fulfillment (CONTRACT 2)', () => {
+describe('POST /orders/{id}/send-to-fulfillment: 202, a requested fulfillment (docs/api.md#fulfillments)', () => {
   it('202 with Location and the fulfillment; the order stays paid', async () => {
     const order = await paidOrder();
     const res = await sendToFulfillment(t, order.id, t.admin.token);
@@ -111,7 +111,7 @@ describe('POST /orders/{id}/send-to-fulfillment: 202, a requested fulfillment (C
   });
 });
 
-describe('POST /orders/{id}/fulfillments ships the order: 201, the order becomes shipped (CONTRACT 2 and 3)', () => {
+describe('POST /orders/{id}/fulfillments ships the order: 201, the order becomes shipped (docs/api.md#resources and #order-states)', () => {
   it('without a request: a new shipped fulfillment, 201 with Location', async () => {
     const order = await paidOrder();
     const before = await readOrder(t, order.id);
@@ -170,7 +170,7 @@ describe('POST /orders/{id}/fulfillments ships the order: 201, the order becomes
   });
 });
 
-describe('who may send to fulfillment and ship (CONTRACT 7)', () => {
+describe('who may send to fulfillment and ship (docs/api.md#authentication-and-authorization)', () => {
   it('a customer is 403, even on their own order', async () => {
     const order = await paidOrder();
     expectProblem(await sendToFulfillment(t, order.id, scene.alice.token), 403, 'forbidden');
@@ -186,7 +186,7 @@ describe('who may send to fulfillment and ship (CONTRACT 7)', () => {
   });
 });
 
-describe('GET /orders/{id}/fulfillments and .../{fulfillmentId}: read like the order, revalidated (CONTRACT 5)', () => {
+describe('GET /orders/{id}/fulfillments and .../{fulfillmentId}: read like the order, revalidated (docs/api.md#caching)', () => {
   let order: OrderBody;
   let shipped: FulfillmentBody;
   beforeAll(async () => {
@@ -269,7 +269,7 @@ describe('the whole life of an order over REST: draft -> confirmed -> paid -> sh
     const listed = await t.request({ method: 'GET', url: String(shipped._links.fulfillments?.href), token: alice.token });
     expect(listed.json<FulfillmentListBody>().data).toEqual([shipment]);
 
-    // Delivered and completed are an admin's to set (CONTRACT 3); a customer is 403.
+    // Delivered and completed are an admin's to set (docs/api.md#order-states); a customer is 403.
     expectProblem(await patchOrder(t, draft.id, { status: 'delivered' }, alice.token), 403, 'forbidden');
     const delivered = await patchOrder(t, draft.id, { status: 'delivered' }, t.admin.token);
     expect(delivered.statusCode, delivered.body).toBe(200);

@@ -1,7 +1,7 @@
 /**
  * Property tests: whatever a client sends, the service answers with a client error at worst
- * (SPEC Errors rule 1: a malformed value never produces a 5xx), and every error is a problem
- * (CONTRACT 6). Runs are bounded so the file stays fast; the seed is fixed so a run is
+ * (docs/api.md#errors: a malformed value never produces a 5xx), and every error is a problem
+ * (docs/api.md#errors). Runs are bounded so the file stays fast; the seed is fixed so a run is
  * reproducible (set FC_SEED to explore other inputs).
  */
 import fc from 'fast-check';
@@ -200,7 +200,7 @@ function urlOf(base: string, name: string, param: string | undefined, pairs: [st
 
 // --- properties ------------------------------------------------------------------------------
 
-describe('a malformed value never produces a 5xx, and every error is a problem (SPEC Errors 1, CONTRACT 6)', () => {
+describe('a malformed value never produces a 5xx, and every error is a problem (docs/api.md#errors)', () => {
   it('random bodies sent as JSON to POST and PUT, with and without an admin token', async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -1,5 +1,5 @@
 /**
- * Issue 21 item 5 (CONTRACT sections 10 and 13): a graceful stop answers every request that reaches
+ * Issue 21 item 5 (docs/api.md#graceful-stop): a graceful stop answers every request that reaches
  * an open connection, then exits 0. Requests sent just after SIGTERM on kept-alive connections were
  * cut with no answer; and a connection whose request was in flight at SIGTERM stayed open after its
  * answer (nothing closed it), so the stop waited for the client until the force-exit timer ended

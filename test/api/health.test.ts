@@ -88,7 +88,7 @@ describe('GET /api/health answers 503 with "status":"unavailable" when the datab
   });
 });
 
-describe('GET /api/health/ready: 503 while the service starts, drains or has no database; 200 otherwise (CONTRACT section 13)', () => {
+describe('GET /api/health/ready: 503 while the service starts, drains or has no database; 200 otherwise (docs/api.md#health-and-readiness)', () => {
   const ready = (app: TestApp, method: 'GET' | 'HEAD' = 'GET') => app.request({ method, url: '/api/health/ready' });
 
   // Runs first: the shared app has not been told its start is done.
@@ -119,7 +119,7 @@ describe('GET /api/health/ready: 503 while the service starts, drains or has no 
   });
 });
 
-describe('from SIGTERM on readiness and health answer 503 at once, while requests are still served (CONTRACT sections 10, 13)', () => {
+describe('from SIGTERM on readiness and health answer 503 at once, while requests are still served (docs/api.md#graceful-stop)', () => {
   // Runs last: it puts the shared app into its drain.
   it('once draining, readiness and health say unavailable, the database still answers, and the API still serves', async () => {
     expect((await t.request({ method: 'GET', url: '/api/health' })).statusCode).toBe(200);

@@ -1,5 +1,5 @@
 /**
- * CONTRACT section 8: "Across any number of service instances on one database the operation runs
+ * docs/api.md#idempotency: "Across any number of service instances on one database the operation runs
  * at most once per key." Two real service processes on one PostgreSQL database; 20 concurrent
  * payments with one key, split across both. PostgreSQL only: PGlite is one process's database.
  */
@@ -16,7 +16,7 @@ import { callService as call, createPostgresDatabase, serviceEnv, START_TIMEOUT_
 
 const CONCURRENT = 20;
 
-describe.skipIf(!onPostgres)('one idempotency key across two service processes on one database (CONTRACT section 8)', () => {
+describe.skipIf(!onPostgres)('one idempotency key across two service processes on one database (docs/api.md#idempotency)', () => {
   const services: Service[] = [];
   const tokens = new TokenService(TEST_JWT);
   let drop: (() => Promise<void>) | undefined;

@@ -1,5 +1,5 @@
 /**
- * CONTRACT section 8: `Idempotency-Key` on every creating POST (a POST answering 201 or 202),
+ * docs/api.md#idempotency: `Idempotency-Key` on every creating POST (a POST answering 201 or 202),
  * through REST, /trpc and createCaller. The matrix runs over the creating operations the route
  * table holds, so an operation added later is covered (or this file names it as missing).
  */
@@ -197,7 +197,7 @@ describe('which operations honour Idempotency-Key', () => {
   });
 });
 
-describe.each(creating.map((route) => [route.procedurePath, route] as const))('%s with Idempotency-Key (CONTRACT section 8)', (path, route) => {
+describe.each(creating.map((route) => [route.procedurePath, route] as const))('%s with Idempotency-Key (docs/api.md#idempotency)', (path, route) => {
   const operation = operations[path];
   if (!operation) return;
   const successStatus = route.rest.status ?? 201;

@@ -1,5 +1,5 @@
 /**
- * External identity providers (issue 10 item 7, CONTRACT section 7): with JWT_JWKS_URL the service
+ * External identity providers (issue 10 item 7, docs/api.md#external-identity-providers): with JWT_JWKS_URL the service
  * also accepts RS256/ES256/EdDSA tokens signed by keys of that JWKS, with its issuer and audience;
  * our HS256 tokens keep working. The JWKS is served by the test itself (node:http on port 0).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 23 item 2 (CONTRACT section 13): `GET /metrics` in the Prometheus text format, served on a
+ * Issue 23 item 2 (docs/api.md#metrics): `GET /metrics` in the Prometheus text format, served on a
  * port of its own or to a bearer of `METRICS_TOKEN`, never to the public by default; each scrape
  * read back by a strict parser of the format (test/helpers/prometheus-text.ts).
  */

@@ -331,7 +331,7 @@ const walks: Record<string, Walk> = {
       const customer = await t.createUser();
       return { params: { id: (await createOrder(customer)).id }, token: customer.token };
     },
-    // Another customer's order is 404, never 403 (CONTRACT 5).
+    // Another customer's order is 404, never 403 (docs/api.md#visibility).
     failure: async () => ({ params: { id: (await createOrder(await t.createUser())).id }, token: (await t.createUser()).token, status: 404 }),
   },
   'orders-replace': {
@@ -370,7 +370,7 @@ const walks: Record<string, Walk> = {
       const customer = await t.createUser();
       return { params: { id: (await createOrder(customer)).id }, token: customer.token };
     },
-    // Confirming needs an address (CONTRACT 3: 422 names the missing field).
+    // Confirming needs an address (docs/api.md#order-states: 422 names the missing field).
     failure: async () => {
       const customer = await t.createUser();
       return { params: { id: (await createOrder(customer, { address: null })).id }, token: customer.token, status: 422 };
@@ -388,7 +388,7 @@ const walks: Record<string, Walk> = {
       const customer = await t.createUser();
       return { body: paymentInput(await orderIn('confirmed', customer)), token: customer.token };
     },
-    // The amount must equal the order's total (CONTRACT 2).
+    // The amount must equal the order's total (docs/api.md#payments).
     failure: async () => {
       const customer = await t.createUser();
       const order = await orderIn('confirmed', customer);
@@ -416,7 +416,7 @@ const walks: Record<string, Walk> = {
   },
   'fulfillments-request': {
     success: async () => ({ params: { id: (await orderIn('paid', await t.createUser())).id }, token: t.admin.token }),
-    // Only a paid order goes to fulfillment (CONTRACT 2).
+    // Only a paid order goes to fulfillment (docs/api.md#fulfillments).
     failure: async () => ({ params: { id: (await orderIn('confirmed', await t.createUser())).id }, token: t.admin.token, status: 409 }),
   },
   'fulfillments-create': {
@@ -428,7 +428,7 @@ const walks: Record<string, Walk> = {
       const { order, fulfillment, customer } = await shippedOrder();
       return { params: { id: order.id, fulfillmentId: fulfillment.id }, token: customer.token };
     },
-    // Another customer's order's fulfillment is 404, never 403 (CONTRACT 5).
+    // Another customer's order's fulfillment is 404, never 403 (docs/api.md#visibility).
     failure: async () => {
       const { order, fulfillment } = await shippedOrder();
       return { params: { id: order.id, fulfillmentId: fulfillment.id }, token: (await t.createUser()).token, status: 404 };
@@ -576,7 +576,7 @@ const REACHED_ELSEWHERE: Partial<Record<ProblemSlug, string>> = {
 
 /**
  * POSTs that act on a resource instead of creating one, with the success status the contract
- * gives them (CONTRACT 2 and 3). Every other POST creates: 201 with Location.
+ * gives them (docs/api.md#resources and #order-states). Every other POST creates: 201 with Location.
  */
 const ACTION_POSTS: Record<string, number> = {
   [`${API_PREFIX}/orders/{id}/confirm`]: 200,
@@ -586,7 +586,7 @@ const ACTION_POSTS: Record<string, number> = {
 const createsResource = (op: DocumentedOperation) => op.method === 'POST' && ACTION_POSTS[op.path] === undefined;
 const answersLocation = (op: DocumentedOperation) => createsResource(op) || op.path.endsWith('/send-to-fulfillment');
 
-/** GET operations that have no validator to revalidate (CONTRACT 1: health is live, `no-store`). */
+/** GET operations that have no validator to revalidate (docs/api.md#shape-of-the-api: health is live, `no-store`). */
 const NOT_CONDITIONAL = new Set(['health']);
 
 // ---------------------------------------------------------------------------------------------
@@ -732,7 +732,7 @@ describe('GET /api/openapi.json serves a valid OpenAPI 3.1 document', () => {
   });
 });
 
-describe('security follows each procedure policy (CONTRACT 7)', () => {
+describe('security follows each procedure policy (docs/api.md#authentication-and-authorization)', () => {
   it('declares bearerAuth and the OAuth 2.0 flows with every scope', () => {
     const schemes = doc.components.securitySchemes ?? {};
     expect(schemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
@@ -764,7 +764,7 @@ describe('security follows each procedure policy (CONTRACT 7)', () => {
   });
 });
 
-describe('the document states the statuses the contract fixes (CONTRACT 4 and 5)', () => {
+describe('the document states the statuses the contract fixes (docs/api.md#writes and #reads-lists-and-caching)', () => {
   it('every operation documents exactly one success (2xx) status', () => {
     for (const op of operations) expect(successCodes(op), `${op.method} ${op.path}`).toHaveLength(1);
   });
@@ -777,7 +777,7 @@ describe('the document states the statuses the contract fixes (CONTRACT 4 and 5)
     }
   });
 
-  it('every POST answering 201 or 202 documents Idempotency-Key, the 200 replay with Idempotent-Replayed, and 409/422 key problems (CONTRACT 8)', () => {
+  it('every POST answering 201 or 202 documents Idempotency-Key, the 200 replay with Idempotent-Replayed, and 409/422 key problems (docs/api.md#idempotency)', () => {
     const creating = operations.filter((o) => o.method === 'POST' && ['201', '202'].some((code) => o.operation.responses[code]));
     expect(creating.length).toBeGreaterThanOrEqual(3);
     for (const op of creating) {
@@ -995,7 +995,7 @@ const representationsForPut: Record<string, () => Promise<{ representation: Repr
   },
 };
 
-describe('a PUT body schema accepts the representation a GET returns, read-only fields included (GET-modify-PUT, CONTRACT 1)', () => {
+describe('a PUT body schema accepts the representation a GET returns, read-only fields included (GET-modify-PUT, docs/api.md#shape-of-the-api)', () => {
   for (const op of operations.filter((o) => o.method === 'PUT')) {
     it(`PUT ${op.path}: the service takes the GET representation back, and the documented body schema accepts it`, async () => {
       const prepare = representationsForPut[op.path];

@@ -1,5 +1,5 @@
 /**
- * Concurrent writers (CONTRACT sections 3 and 4): stock is never oversold, and writes to one
+ * Concurrent writers (docs/api.md#order-states and #writes): stock is never oversold, and writes to one
  * order serialize so no update is lost. These need real parallel connections, so they run on
  * PostgreSQL only; embedded PGlite has a single connection and would serialize them anyway.
  */

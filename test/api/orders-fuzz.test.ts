@@ -1,8 +1,8 @@
 /**
- * Property-based PATCH (CONTRACT sections 4 and 6): random merge patches and random JSON Patch
+ * Property-based PATCH (docs/api.md#writes and #errors): random merge patches and random JSON Patch
  * documents, valid and not, against a draft order as its owner. Whatever the document:
  * - the answer is never a 5xx, and every 4xx is a problem document;
- * - the stored order always has the documented shape (CONTRACT section 2);
+ * - the stored order always has the documented shape (docs/api.md#orders);
  * - a 4xx leaves the order exactly as it was (same body, same ETag);
  * - a 200 answers what is now stored.
  * The seed is fixed so a run is reproducible; FUZZ_SEED=<n> explores another seed and
@@ -40,7 +40,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** The documented shape of an order (CONTRACT section 2), with its arithmetic. */
+/** The documented shape of an order (docs/api.md#orders), with its arithmetic. */
 function orderShape(id: number, customerId: number) {
   const self = `${ORDERS}/${id}`;
   return z

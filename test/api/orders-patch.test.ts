@@ -1,5 +1,5 @@
 /**
- * PATCH on an order (CONTRACT section 4): merge patch (RFC 7396), JSON Patch (RFC 6902) with all
+ * PATCH on an order (docs/api.md#writes): merge patch (RFC 7396), JSON Patch (RFC 6902) with all
  * six operations, the accepted media types, and the rule that a refused patch changes nothing.
  * Random documents are thrown at the same endpoint in orders-fuzz.test.ts.
  */

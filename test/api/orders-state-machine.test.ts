@@ -1,5 +1,5 @@
 /**
- * The order state machine (CONTRACT section 3), pinned pair by pair: every (from, to) over the
+ * The order state machine (docs/api.md#order-states), pinned pair by pair: every (from, to) over the
  * seven statuses through an admin PATCH, and the confirm and cancel actions from every status.
  */
 import type { LightMyRequestResponse } from 'fastify';
@@ -9,10 +9,10 @@ import { MERGE_PATCH, orderAction, orderInStatus, ORDERS, readOrder, type OrderB
 import { expectProblem } from '../helpers/problems.ts';
 import { createProduct } from '../helpers/products.ts';
 
-/** The seven statuses of CONTRACT section 3, listed here so the table below is checked, not echoed. */
+/** The seven statuses of docs/api.md#order-states, listed here so the table below is checked, not echoed. */
 const STATUSES: readonly Status[] = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled'];
 
-/** Moves that a PUT/PATCH status may make (CONTRACT section 3); the rest go through other doors or nowhere. */
+/** Moves that a PUT/PATCH status may make (docs/api.md#order-states); the rest go through other doors or nowhere. */
 const WRITE_ALLOWED: Record<Status, Status[]> = {
   draft: ['confirmed', 'cancelled'],
   confirmed: ['cancelled'],
@@ -151,7 +151,7 @@ describe('The confirm and cancel actions from every status', () => {
     if (outcome === 'no-op') expect(after).toEqual(before);
   });
 
-  /** CONTRACT 3 and issue 9: each status's `_links` besides `self`, as `name -> method path`. */
+  /** docs/api.md#order-states and issue 9: each status's `_links` besides `self`, as `name -> method path`. */
   const LINKS: Record<Status, Record<string, string>> = {
     draft: { confirm: 'POST {self}/confirm', cancel: 'POST {self}/cancel' },
     confirmed: { cancel: 'POST {self}/cancel', pay: 'POST /api/v1/payments' },

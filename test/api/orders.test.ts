@@ -1,5 +1,5 @@
 /**
- * Orders over HTTP, one describe per rule of CONTRACT sections 2-6 (Order, states, writes, reads
+ * Orders over HTTP, one describe per rule of docs/api.md#resources, #order-states, #writes, #reads-lists-and-caching and #errors (Order, states, writes, reads
  * and caching, errors). PATCH documents are pinned in orders-patch.test.ts, the state table pair
  * by pair in orders-state-machine.test.ts, concurrency in orders-concurrency.test.ts, and random
  * patches in orders-fuzz.test.ts.

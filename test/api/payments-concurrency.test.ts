@@ -1,5 +1,5 @@
 /**
- * Money is taken at most once per order (CONTRACT 2, issue 9): many payments of one order at
+ * Money is taken at most once per order (docs/api.md#payments, issue 9): many payments of one order at
  * once, each a different request, capture exactly one. On PostgreSQL the requests race on real
  * parallel connections (the order's row lock serializes them, the partial unique index backs it
  * up); on PGlite they serialize on its single connection, and the outcome must be the same.

@@ -1,5 +1,5 @@
 /**
- * Crash safety (issue 9, CONTRACT sections 2 and 8): the service process is killed with SIGKILL
+ * Crash safety (issue 9, docs/api.md#resources and #idempotency): the service process is killed with SIGKILL
  * while payments with Idempotency-Keys are in flight, then started again on the same database.
  * A payment, its order's move to `paid` and its key's stored result are one transaction, so
  * whatever the kill interrupted is either all there or not there at all:

@@ -1,5 +1,5 @@
 /**
- * Payments under random traffic (issue 9, CONTRACT sections 2, 6 and 8), checked with fast-check:
+ * Payments under random traffic (issue 9, docs/api.md#resources, #errors and #idempotency), checked with fast-check:
  * a few customers and the admin send sequences of payments (some at once) with keys from a small
  * pool, so keys collide, and bodies that are right or wrong in every way a client gets one wrong:
  * the amount, the method, another customer's order, an order that does not exist, an order that

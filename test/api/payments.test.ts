@@ -1,5 +1,5 @@
 /**
- * Payments over REST (CONTRACT sections 2, 3, 5 and 7): paying a confirmed order captures one
+ * Payments over REST (docs/api.md#resources, #order-states, #reads-lists-and-caching and #authentication-and-authorization): paying a confirmed order captures one
  * payment and makes the order paid in one step; the amount must be the order's total; customers
  * pay and see only their own; payments are never cached.
  */
@@ -45,7 +45,7 @@ async function paymentRowsOf(orderId: number): Promise<number> {
   return row?.n ?? 0;
 }
 
-describe('POST /payments captures a payment and the order becomes paid (CONTRACT 2)', () => {
+describe('POST /payments captures a payment and the order becomes paid (docs/api.md#payments)', () => {
   it('201 with Location, no-store, and the payment; the order is paid', async () => {
     const order = await confirmedOrder();
     const res = await postPayment(t, paymentInput(order, { method: 'wallet' }), scene.alice.token);
@@ -117,7 +117,7 @@ describe('the amount must equal the order’s total: 422 naming amount, nothing 
   });
 });
 
-describe('a zero-total order is paid with amount 0 like any other (CONTRACT 12, issue 21 item 4)', () => {
+describe('a zero-total order is paid with amount 0 like any other (docs/api.md#payments, issue 21 item 4)', () => {
   /** A confirmed order of alice's whose every line is free: its total is 0. */
   async function freeOrder(): Promise<OrderBody> {
     const free = await createProduct(t, { price: 0, stock: 100 });
@@ -219,7 +219,7 @@ describe('customers pay only their own orders (another’s is 404, as a missing 
   });
 });
 
-describe('who may pay (CONTRACT 7)', () => {
+describe('who may pay (docs/api.md#authentication-and-authorization)', () => {
   it('no token is 401', async () => {
     const order = await confirmedOrder();
     const res = await t.request({ method: 'POST', url: PAYMENTS, payload: paymentInput(order) });
@@ -313,7 +313,7 @@ describe('GET /payments: own payments, paged, filtered by order_id, never cached
   });
 });
 
-describe('DELETE of an order with a payment is 409 order-has-payment (CONTRACT 3)', () => {
+describe('DELETE of an order with a payment is 409 order-has-payment (docs/api.md#order-states)', () => {
   it('a paid order cannot be deleted; the payment and the order stay', async () => {
     const order = await confirmedOrder();
     await payOrder(t, order, scene.alice.token);

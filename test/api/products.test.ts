@@ -1,5 +1,5 @@
 /**
- * Products over HTTP, rule by rule as CONTRACT.md states them (sections 1, 2, 4, 5, 6).
+ * Products over HTTP, rule by rule as docs/api.md states them (#shape-of-the-api, #products, #writes, #reads-lists-and-caching, #errors).
  * One app and one database for the file; each test makes its own products, and tests that
  * look at listings use a category of their own so they never see each other's data.
  */
@@ -547,7 +547,7 @@ describe('GET /products pages: {data,page,limit,has_more,next_cursor,prev_cursor
     const res = await listCategory(category, '&page=9');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ data: [], page: 9, limit: 20, has_more: false, next_cursor: null, prev_cursor: null });
-    // No row to make a cursor from: the previous page by number (CONTRACT: prev when it exists).
+    // No row to make a cursor from: the previous page by number (docs/api.md#cursor-paging).
     const links = parseLinks(res.headers.link);
     expect(links.next).toBeUndefined();
     expect(new URL(String(links.prev), 'http://localhost').searchParams.get('page')).toBe('8');

@@ -1,5 +1,5 @@
 /**
- * Issue 23 item 1 (CONTRACT section 9, revised): a limit is protection, not accounting, so counting
+ * Issue 23 item 1 (docs/api.md#rate-limits): a limit is protection, not accounting, so counting
  * a request must never cost a database write. Every request below (reads, refusals, a /trpc batch,
  * answers past the limit) is counted, and afterwards no row of any table in the service's schema
  * is newer than the requests: each row version written carries its transaction's id (`xmin`), and
@@ -43,7 +43,7 @@ async function rowsWrittenSince(db: Db, since: bigint): Promise<Record<string, n
   return written;
 }
 
-describe('no request outside /oauth writes to the database to count it (issue 23 item 1, CONTRACT section 9)', () => {
+describe('no request outside /oauth writes to the database to count it (issue 23 item 1, docs/api.md#rate-limits)', () => {
   let database: Database;
   let app: FastifyInstance;
   const tokens = new TokenService(TEST_JWT);

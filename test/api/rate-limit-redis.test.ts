@@ -1,5 +1,5 @@
 /**
- * CONTRACT section 9: with REDIS_URL set, several instances share one limit; a Redis that does not
+ * docs/api.md#rate-limits: with REDIS_URL set, several instances share one limit; a Redis that does not
  * answer makes the limiter fail open (requests pass, quickly) and health say `degraded`, never 5xx.
  * Two real service processes and a redis-server this file starts itself; nothing here depends on
  * the database, so it runs once (the pglite project), not again for PostgreSQL.
@@ -62,7 +62,7 @@ async function stop(running: Running | undefined): Promise<void> {
   await exited;
 }
 
-describe.skipIf(!onceOnly || !hasRedisServer)('two instances on one Redis share one limit (CONTRACT section 9)', () => {
+describe.skipIf(!onceOnly || !hasRedisServer)('two instances on one Redis share one limit (docs/api.md#rate-limits)', () => {
   let redis: Running | undefined;
   const services: (Running & { base: string })[] = [];
   const tokens = new TokenService(TEST_JWT);
@@ -148,7 +148,7 @@ describe.skipIf(!onceOnly || !hasRedisServer)('two instances on one Redis share 
   });
 });
 
-describe.skipIf(!onceOnly)('a Redis that cannot be reached: the limiter fails open, health is degraded (CONTRACT section 9)', () => {
+describe.skipIf(!onceOnly)('a Redis that cannot be reached: the limiter fails open, health is degraded (docs/api.md#rate-limits)', () => {
   let app: FastifyInstance;
   // Built before the test, under the hook's longer timeout: PGlite takes seconds to start on a busy machine.
   beforeAll(async () => {

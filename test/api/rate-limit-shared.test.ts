@@ -1,5 +1,5 @@
 /**
- * Where counts live (CONTRACT section 9, revised by issue 23): in each process's memory without
+ * Where counts live (docs/api.md#rate-limits, since issue 23): in each process's memory without
  * Redis, so every instance counts on its own (N instances give a caller up to N x the limit, as
  * docs/api.md#rate-limits says); in Redis with REDIS_URL, one limit shared by every instance. The
  * second part runs two real service processes on one PostgreSQL database and one redis-server.
@@ -43,7 +43,7 @@ describe('without Redis each instance counts in its own memory: two instances gi
 });
 
 // PostgreSQL only: service processes on one database (PGlite's data directory admits one process).
-describe.skipIf(!onPostgres || !hasRedisServer)('two service processes on one database and one Redis share one limit (CONTRACT section 9)', () => {
+describe.skipIf(!onPostgres || !hasRedisServer)('two service processes on one database and one Redis share one limit (docs/api.md#rate-limits)', () => {
   const services: Service[] = [];
   let redis: RedisServer | undefined;
   let drop: (() => Promise<void>) | undefined;

@@ -21,7 +21,7 @@ afterAll(async () => {
 
 const bearer = async (sub: string) => ({ authorization: `Bearer ${await tokens.mint({ sub, role: 'customer' })}` });
 
-describe('every response carries RateLimit headers (CONTRACT section 9)', () => {
+describe('every response carries RateLimit headers (docs/api.md#rate-limits)', () => {
   it('a success answers RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset', async () => {
     const res = await app.inject({ method: 'GET', url: '/api/v1/products', headers: await bearer('501') });
     expect(res.statusCode).toBe(200);

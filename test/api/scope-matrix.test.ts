@@ -1,5 +1,5 @@
 /**
- * Scopes are enforced on every procedure, through every door (issue 10 item 6, CONTRACT section 7):
+ * Scopes are enforced on every procedure, through every door (issue 10 item 6, docs/api.md#scopes):
  * for each non-public procedure of the router and each role its policy admits, a token lacking
  * only the procedure's scope is 403 `insufficient-scope` with RFC 6750's challenge, and a token
  * holding exactly that scope is admitted (it may then be 404 or 422 on the made-up input: that

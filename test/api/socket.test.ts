@@ -42,7 +42,7 @@ describe('the service listens on a real socket', () => {
   });
 });
 
-describe('POST creates (201 + Location), GET reads it, If-None-Match answers 304 (CONTRACT 4, 5)', () => {
+describe('POST creates (201 + Location), GET reads it, If-None-Match answers 304 (docs/api.md#writes and #reads-lists-and-caching)', () => {
   it('POST /api/v1/products as admin answers 201 with the canonical Location', async () => {
     const { location, product } = await createProduct();
     expect(location).toBe(`/api/v1/products/${product.id}`);
@@ -70,7 +70,7 @@ describe('POST creates (201 + Location), GET reads it, If-None-Match answers 304
   });
 });
 
-describe('errors are problems on the wire too (CONTRACT 6)', () => {
+describe('errors are problems on the wire too (docs/api.md#errors)', () => {
   it('an invalid product answers 422 application/problem+json naming the field', async () => {
     const res = await fetch(`${base}/api/v1/products`, { method: 'POST', headers: adminHeaders(), body: JSON.stringify(productInput({ price: -1 })) });
     expect(res.status).toBe(422);

@@ -1,5 +1,5 @@
 /**
- * Issue 23 item 4 (CONTRACT section 13): a W3C `traceparent` is accepted and its trace id logged
+ * Issue 23 item 4 (docs/api.md#tracing): a W3C `traceparent` is accepted and its trace id logged
  * beside the request id on every line of the request (a new one when it is absent or invalid,
  * never an error); the typed client can send one.
  */

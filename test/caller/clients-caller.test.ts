@@ -1,6 +1,6 @@
 /**
  * The clients procedures called directly, with no HTTP (server/testing.ts, `createCaller`). Same
- * rules as over REST (CONTRACT section 7 "Clients"); errors arrive as a TRPCError whose `cause`
+ * rules as over REST (docs/signing-in.md#oauth-clients); errors arrive as a TRPCError whose `cause`
  * is the DomainError that names the problem.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

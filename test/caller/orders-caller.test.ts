@@ -1,6 +1,6 @@
 /**
  * The orders procedures called directly, with no HTTP (server/testing.ts): the main rules of
- * CONTRACT sections 3, 4 and 7 as a caller sees them. Failures arrive as a TRPCError whose
+ * docs/api.md#order-states, #writes and #authentication-and-authorization as a caller sees them. Failures arrive as a TRPCError whose
  * `cause` is the DomainError naming the problem.
  */
 import { eq } from 'drizzle-orm';
@@ -50,7 +50,7 @@ async function draft(quantity = 2, stock = 100): Promise<{ order: OrderBody; pro
 /** A caller acting as alice whose calls carry `If-Match: tags`. */
 const aliceIfMatch = (...tags: string[]) => harness.caller({ role: 'customer', userId: alice.id, name: 'Alice' }, { preconditions: { ifMatch: tags } });
 
-describe('orders.create makes a draft (CONTRACT section 3)', () => {
+describe('orders.create makes a draft (docs/api.md#order-states)', () => {
   it('a customer creates a draft for themself, priced from the products', async () => {
     const { order, productId } = await draft(3);
     expect(order).toMatchObject({ customer_id: alice.id, status: 'draft', address: '1 Caller Ct', currency: 'USD', total: 3000 });

@@ -1,6 +1,6 @@
 /**
  * Payments and fulfillments called directly, with no HTTP (server/testing.ts): the whole life of
- * an order through `createCaller`, and the main rules of CONTRACT sections 2, 3 and 7 as a caller
+ * an order through `createCaller`, and the main rules of docs/api.md#resources, #order-states and #authentication-and-authorization as a caller
  * sees them. Failures arrive as a TRPCError whose `cause` is the DomainError naming the problem.
  */
 import { eq } from 'drizzle-orm';
@@ -71,7 +71,7 @@ describe('the whole life of an order through createCaller: draft -> confirmed ->
   });
 });
 
-describe('a zero-total order is paid with amount 0 like any other (CONTRACT 12, issue 21 item 4)', () => {
+describe('a zero-total order is paid with amount 0 like any other (docs/api.md#payments, issue 21 item 4)', () => {
   it('a free order confirms, pays with amount 0 and is fulfilled', async () => {
     const free = await admin.products.create(productInput({ price: 0, stock: 100 }));
     const draft = await alice.caller.orders.create({ items: [{ product_id: free.id, quantity: 3 }], address: '1 Caller Ct' });
@@ -94,7 +94,7 @@ describe('a zero-total order is paid with amount 0 like any other (CONTRACT 12, 
   });
 });
 
-describe('payments.create: the rules of CONTRACT 2 as a caller sees them', () => {
+describe('payments.create: the rules of docs/api.md#payments as a caller sees them', () => {
   it('a wrong amount is UNPROCESSABLE_CONTENT naming amount; nothing is paid', async () => {
     const order = await confirmedOrder();
     const error = await expectDomainError(alice.caller.payments.create({ order_id: order.id, amount: 1, method: 'card' }), 'UNPROCESSABLE_CONTENT', 'validation-error');

@@ -1,6 +1,6 @@
 /**
  * The products procedures called directly, with no HTTP (server/testing.ts, `createCaller`).
- * Same rules as over REST (CONTRACT sections 2, 4, 6, 7); errors arrive as a TRPCError whose
+ * Same rules as over REST (docs/api.md#resources, #writes, #errors and #authentication-and-authorization); errors arrive as a TRPCError whose
  * `cause` is the DomainError that names the problem.
  */
 import { TRPCError } from '@trpc/server';

@@ -1,6 +1,6 @@
 /**
  * The users procedures called directly, with no HTTP (server/testing.ts): registration, roles,
- * who reads and lists whom, the last admin, and the current password (CONTRACT sections 2, 7).
+ * who reads and lists whom, the last admin, and the current password (docs/api.md#resources and #authentication-and-authorization).
  * Failures arrive as a TRPCError whose `cause` is the DomainError naming the problem.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Migrations as a deploy step (CONTRACT section 13): `npm run migrate` applies them alone, and
+ * Migrations as a deploy step (docs/api.md#migrations): `npm run migrate` applies them alone, and
  * `MIGRATE_ON_START=false` (openDatabase's `migrate: false`) applies nothing and refuses a
  * database that lacks one of them, so an instance never serves an older schema than its code.
  */

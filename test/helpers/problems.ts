@@ -14,7 +14,7 @@ export interface ExpectedProblem {
 }
 
 /**
- * Asserts a problem response of this status and slug, shaped as CONTRACT section 6 says every
+ * Asserts a problem response of this status and slug, shaped as docs/api.md#errors says every
  * one is: problem+json, never cached, a title and a detail, and the request id echoed.
  */
 export function expectProblem(res: LightMyRequestResponse, status: number, slug: string, expected: ExpectedProblem = {}): ProblemBody {
@@ -26,7 +26,7 @@ export function expectProblem(res: LightMyRequestResponse, status: number, slug:
   expect(problem.title).toEqual(expect.stringMatching(/./));
   expect(problem.detail).toEqual(expect.stringMatching(/./));
   expect(problem.request_id).toEqual(expect.stringMatching(/./));
-  // CONTRACT section 6: `request_id` echoes the X-Request-Id response header, on every problem.
+  // docs/api.md#errors: `request_id` echoes the X-Request-Id response header, on every problem.
   expect(problem.request_id).toBe(res.headers['x-request-id']);
   if (expected.instance !== undefined) expect(problem.instance).toBe(expected.instance);
   if (expected.fields) expect((problem.errors ?? []).map((e) => e.field)).toEqual(expect.arrayContaining(expected.fields));

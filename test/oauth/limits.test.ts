@@ -1,5 +1,5 @@
 /**
- * Abuse limits (CONTRACT section 9, issue 10 item 8): a per-address limit on the token,
+ * Abuse limits (docs/signing-in.md#limits-and-backoff, issue 10 item 8): a per-address limit on the token,
  * revocation and sign-in endpoints, and a sign-in backoff (per account and address, and per
  * account) that counts parallel guesses, tells nothing about which accounts exist, and cannot be
  * used to keep the real user out.

@@ -300,7 +300,7 @@ describe('in development without JWT_SECRET a secret is created under DATA_DIR a
   });
 });
 
-describe('METRICS_PORT, METRICS_HOST, METRICS_TOKEN: /metrics is not served unless one is set (CONTRACT section 13)', () => {
+describe('METRICS_PORT, METRICS_HOST, METRICS_TOKEN: /metrics is not served unless one is set (docs/api.md#metrics)', () => {
   const TOKEN = 'a-metrics-token-0123456789';
 
   it('unset: no port, no token, the host 127.0.0.1', () => {

@@ -1,6 +1,6 @@
 /**
- * PATCH documents applied to an order's representation, without HTTP or a database (CONTRACT
- * section 4): merge patch (RFC 7396), JSON Patch (RFC 6902) and the problems each refusal
+ * PATCH documents applied to an order's representation, without HTTP or a database
+ * (docs/api.md#patch): merge patch (RFC 7396), JSON Patch (RFC 6902) and the problems each refusal
  * becomes: malformed document 400, missing path or failed test 409, an invalid result 422.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The order state table (CONTRACT section 3) as pure functions: every (from, to, via) triple,
+ * The order state table (docs/api.md#order-states) as pure functions: every (from, to, via) triple,
  * the `allowed` lists a 409 carries, which fields a status lets change, and the status words
  * input may use.
  */
@@ -19,7 +19,7 @@ import {
 
 const CHANNELS: readonly Channel[] = ['write', 'confirm', 'cancel', 'payment', 'fulfillment'];
 
-/** CONTRACT section 3, written out again by hand so the table in the code is checked, not echoed. */
+/** docs/api.md#order-states, written out again by hand so the table in the code is checked, not echoed. */
 const CONTRACT_MOVES: readonly { from: OrderStatus; to: OrderStatus; via: readonly Channel[]; adminOnly: boolean }[] = [
   { from: 'draft', to: 'confirmed', via: ['confirm', 'write'], adminOnly: false },
   { from: 'draft', to: 'cancelled', via: ['cancel', 'write'], adminOnly: false },
@@ -35,7 +35,7 @@ const contractMove = (from: OrderStatus, to: OrderStatus, via: Channel) =>
 
 const triples = ORDER_STATUSES.flatMap((from) => ORDER_STATUSES.flatMap((to) => CHANNELS.map((via) => [from, to, via] as const)));
 
-describe('the state table holds exactly the moves of CONTRACT section 3', () => {
+describe('the state table holds exactly the moves of docs/api.md#order-states', () => {
   it('the seven statuses, in their canonical lower case', () => {
     expect([...ORDER_STATUSES]).toEqual(['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled']);
   });

@@ -1,5 +1,5 @@
 /**
- * The authorization policy (CONTRACT section 7) as pure functions: who may call a procedure
+ * The authorization policy (docs/api.md#scopes) as pure functions: who may call a procedure
  * (roles and scopes), and what an admitted caller may do with one order or user.
  */
 import { describe, expect, it } from 'vitest';

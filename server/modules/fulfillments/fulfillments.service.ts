@@ -1,5 +1,5 @@
 /**
- * Fulfillments (CONTRACT section 2), a sub-resource of an order. A paid order is sent to
+ * Fulfillments (docs/api.md#fulfillments), a sub-resource of an order. A paid order is sent to
  * fulfillment (a `requested` fulfillment), then shipped: shipping records the carrier and
  * tracking number on the open fulfillment, or on a new one when none was requested, and moves the
  * order to `shipped` through the state table, in one transaction. The order's lock serializes

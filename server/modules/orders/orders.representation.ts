@@ -1,5 +1,5 @@
 /**
- * An order as the API answers it (CONTRACT sections 2 and 3): lines in position order, totals,
+ * An order as the API answers it (docs/api.md#resources and #order-states): lines in position order, totals,
  * and the `_links` its status allows (each one asks the state table). Built from rows and a base
  * path the caller supplies, so this module knows nothing of the HTTP layer that serves it.
  */

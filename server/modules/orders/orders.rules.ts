@@ -1,5 +1,5 @@
 /**
- * The order state machine (CONTRACT section 3) as one table. Every way of changing a status
+ * The order state machine (docs/api.md#order-states) as one table. Every way of changing a status
  * (PUT/PATCH, the confirm and cancel actions, payments, fulfillments) asks this table.
  */
 import { ORDER_STATUSES, type OrderStatus } from '../../db/schema.ts';

@@ -29,7 +29,7 @@ const wordsPattern = (words: readonly string[]): RegExp => new RegExp(`^(?:${wor
 const STATUS_WORDS: readonly string[] = [...ORDER_STATUSES, 'created'];
 const STATUS_MESSAGE = `must be one of ${ORDER_STATUSES.join(', ')} (any case; CREATED = draft)`;
 
-/** The upper-case schema's names (CONTRACT section 3), accepted beside the canonical statuses. */
+/** The upper-case schema's names (docs/api.md#order-states), accepted beside the canonical statuses. */
 const UPPER_CASE_NAMES = ['CREATED', 'CONFIRMED', 'PAID', 'SHIPPED', 'CANCELLED'] as const;
 
 /**
@@ -115,7 +115,7 @@ export const Order = z
   .meta({ id: 'Order' });
 export type Order = z.infer<typeof Order>;
 
-/** The most lines an order may have (CONTRACT section 2 bounds quantities; this bounds the lines). */
+/** The most lines an order may have (docs/api.md#field-rules bounds quantities; this bounds the lines). */
 export const MAX_ITEMS = MAX_LINES;
 
 const Address = text(0, 500).nullable();

@@ -1,5 +1,5 @@
 /**
- * Orders: creation, reads, writes and status moves (CONTRACT sections 2-4). Each write locks the
+ * Orders: creation, reads, writes and status moves (docs/api.md#resources, #order-states and #writes). Each write locks the
  * order, checks If-Match against its representation, and runs in one transaction. `lockOrder`
  * and `transition` are the seams for neighbouring modules (payments, fulfillments): they change
  * an order inside their own transaction with the same rules.

@@ -4,13 +4,13 @@ import { Payment, PaymentInput, PaymentList, PaymentListQuery } from './payments
 import * as payments from './payments.service.ts';
 
 // Customers pay their own orders (the service confines them), admins any, service clients with
-// payments:write. Reading payments needs no scope of its own in CONTRACT section 7: a payment is
+// payments:write. Reading payments needs no scope of its own in docs/api.md#scopes: a payment is
 // part of an order's story, so services read them with orders:read.
 const payer = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'payments:write' });
 const reader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:read' });
 const tags = ['payments'];
 
-// Payments are never cached (CONTRACT section 5): reads say no-store; writes always do.
+// Payments are never cached (docs/api.md#caching): reads say no-store; writes always do.
 // A payment never changes: its Last-Modified is its created_at.
 export const paymentsRouter = router({
   create: payer

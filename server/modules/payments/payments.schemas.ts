@@ -8,7 +8,7 @@ export const PaymentInput = z
   .strictObject({
     order_id: Id.meta({ description: 'The order to pay; it must be confirmed.' }),
     // An order's total at most (totals stay below 2^53); the column is bigint. 0 pays a free order
-    // (CONTRACT section 12): any amount but the total is refused by the service, 0 included.
+    // (docs/api.md#payments): any amount but the total is refused by the service, 0 included.
     amount: z.int().min(0).max(MAX_ORDER_TOTAL).meta({ description: "Minor units; must equal the order's total (0 for a free order).", example: 4548 }),
     method: PaymentMethod,
   })

@@ -1,5 +1,5 @@
 /**
- * Payments (CONTRACT section 2): capturing one makes its order paid, in the same transaction as
+ * Payments (docs/api.md#payments): capturing one makes its order paid, in the same transaction as
  * the payment row. The order's lock (`lockOrder`) serializes payments of one order, and the
  * partial unique index `payments_one_captured_per_order` refuses a second captured payment even
  * if something bypassed the lock: money is taken at most once per order.
