@@ -4,10 +4,12 @@ import { defineConfig } from 'vitest/config';
 // runs again on that PostgreSQL server, each test file in a database of its own.
 const postgresUrl = process.env.TEST_DATABASE_URL;
 
+// Generous bounds: a passing test never waits for them, and on a loaded machine (a CPU hog beside
+// the suite, load 10 and more on 2 cores) starting an embedded database alone can take a minute.
 const shared = {
   include: ['test/**/*.test.ts'],
-  testTimeout: 30_000,
-  hookTimeout: 60_000,
+  testTimeout: 60_000,
+  hookTimeout: 180_000,
 };
 
 export default defineConfig({
