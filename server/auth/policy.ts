@@ -24,6 +24,26 @@ export const SCOPES = [
 export type Scope = (typeof SCOPES)[number];
 
 /**
+ * The scopes a person of each role can use: those of the procedures that admit the role
+ * (test/api/policy-coverage.test.ts holds this to every procedure's policy). A person's token
+ * names no other: a customer who signs in without asking for a scope gets these five, never
+ * `products:write` or `clients:manage`, which no customer could use anyway.
+ */
+export const PERSON_SCOPES: Readonly<Record<'customer' | 'admin', readonly Scope[]>> = {
+  customer: ['orders:read', 'orders:write', 'payments:write', 'users:read', 'users:write'],
+  admin: SCOPES,
+};
+
+/** `scope` (space-separated) without what `role` cannot use, in its order; may be empty. */
+export function scopeForPerson(scope: string, role: 'customer' | 'admin'): string {
+  const usable: readonly string[] = PERSON_SCOPES[role];
+  return scope
+    .split(' ')
+    .filter((token) => usable.includes(token))
+    .join(' ');
+}
+
+/**
  * Who may call a procedure. `public`: anyone, with or without a token. Otherwise a caller whose
  * role is listed and whose token grants `scope`: a service client always needs it (services act by
  * scope); a person needs it only when the token carries a `scope` claim, which limits it whatever

@@ -15,12 +15,13 @@ import { findClient, type OAuthClient } from './client-auth.ts';
 import { createCode } from './codes.ts';
 import type { OAuthContext } from './context.ts';
 import { REQUEST_PARAMETERS, type AuthorizationRequestParams } from './csrf.ts';
+import { scopeForPerson } from '../auth/policy.ts';
 import { asDescription, OAuthError } from './errors.ts';
 import { issueForSignIn } from './issue.ts';
 import { isFormRequest, parseParams, type Params } from './params.ts';
 import { S256_CHALLENGE } from './pkce.ts';
 import { grantScope, parseScope } from './scope.ts';
-import { waitMessage, WRONG_CREDENTIALS } from './sign-in.ts';
+import { NOTHING_USABLE, waitMessage, WRONG_CREDENTIALS } from './sign-in.ts';
 
 /** An error that goes back to the client's redirect URI (section 4.1.2.1). */
 type RedirectedErrorCode = 'invalid_request' | 'unauthorized_client' | 'unsupported_response_type' | 'invalid_scope';
@@ -197,25 +198,25 @@ export function authorizeSubmit(ctx: OAuthContext, request: FastifyRequest, repl
         ...(waiting === undefined ? {} : { retryAfterSeconds: waiting }),
       });
     }
-    const issued = await issueForSignIn(ctx.db, result, authorization.client.id, (tx, user) =>
-      createCode(
+    const issued = await issueForSignIn(ctx.db, result, authorization.client.id, (tx, user) => {
+      // Only what the person's role can use (docs/signing-in.md#scopes).
+      const scope = scopeForPerson(authorization.scope, user.role);
+      if (scope === '') return Promise.resolve(undefined);
+      return createCode(
         tx,
-        {
-          clientId: authorization.client.id,
-          userId: user.id,
-          redirectUri: authorization.redirectUri,
-          codeChallenge: authorization.codeChallenge,
-          scope: authorization.scope,
-        },
+        { clientId: authorization.client.id, userId: user.id, redirectUri: authorization.redirectUri, codeChallenge: authorization.codeChallenge, scope },
         ctx.settings.codeTtlSeconds,
-      ),
-    );
+      );
+    });
     if (!issued.ok) {
       if (issued.refused === 'client') throw unknownClient();
       // Deleted, or the password changed since it was checked: the password is wrong now.
       return showForm(ctx, request, reply, authorization, { status: 400, email, error: WRONG_CREDENTIALS });
     }
     ctx.csrf.clear(request, reply);
+    if (issued.issued === undefined) {
+      return redirectTo(ctx, reply, authorization.redirectUri, { error: 'invalid_scope', error_description: NOTHING_USABLE, state: authorization.state });
+    }
     return redirectTo(ctx, reply, authorization.redirectUri, { code: issued.issued, state: authorization.state });
   });
 }

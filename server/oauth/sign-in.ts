@@ -46,6 +46,8 @@ export type SignInResult =
 
 /** The neutral words of a failed sign-in: they never tell whether the email exists. */
 export const WRONG_CREDENTIALS = 'The email or password is incorrect.';
+/** The refusal of a sign-in whose scope names nothing the person's role can use. */
+export const NOTHING_USABLE = 'The scope asks for nothing your role can use.';
 export const waitMessage = (seconds: number) =>
   `Too many failed sign-ins for this email: try again in ${seconds} second${seconds === 1 ? '' : 's'}.`;
 

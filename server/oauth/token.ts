@@ -6,19 +6,20 @@
 import { eq } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
+import { scopeForPerson } from '../auth/policy.ts';
 import type { Role } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
 import { GRANT_TYPES, users, type GrantType } from '../db/schema.ts';
 import { authenticateClient, UNKNOWN_CLIENT, type OAuthClient } from './client-auth.ts';
 import { lockCode, markCodeUsed } from './codes.ts';
 import type { OAuthContext } from './context.ts';
-import { invalidClient, invalidGrant, invalidRequest, noStore, OAuthError, unauthorizedClient } from './errors.ts';
+import { invalidClient, invalidGrant, invalidRequest, invalidScope, noStore, OAuthError, unauthorizedClient } from './errors.ts';
 import { issueForSignIn, lockClient } from './issue.ts';
 import { CODE_VERIFIER, verifierMatches } from './pkce.ts';
 import { requireParams, required, TOKEN_PARAMETERS, type Params } from './params.ts';
 import { issueRefreshToken, lockRefreshToken, markUsed, newFamilyId, revokeFamily } from './refresh-tokens.ts';
 import { grantScope, parseScope, scopeTokens } from './scope.ts';
-import { waitMessage, WRONG_CREDENTIALS } from './sign-in.ts';
+import { NOTHING_USABLE, waitMessage, WRONG_CREDENTIALS } from './sign-in.ts';
 
 /** RFC 6749 section 5.1. */
 export interface TokenResponse {
@@ -131,17 +132,21 @@ const password: Grant = async (ctx, client, params, request) => {
     if (result.retryAfterSeconds === undefined) throw invalidGrant(WRONG_CREDENTIALS);
     throw new OAuthError('invalid_grant', waitMessage(result.retryAfterSeconds), { headers: { 'retry-after': String(result.retryAfterSeconds) } });
   }
-  const outcome = await issueForSignIn(ctx.db, result, client.id, (tx, user) =>
-    refreshes(client)
-      ? issueRefreshToken(tx, { familyId: newFamilyId(), clientId: client.id, userId: user.id, scope, ttlDays: ctx.settings.refreshTokenTtlDays })
-      : Promise.resolve(undefined),
-  );
+  const outcome = await issueForSignIn(ctx.db, result, client.id, async (tx, user) => {
+    // Only what the person's role can use (docs/signing-in.md#scopes); nothing usable refuses the grant.
+    const granted = scopeForPerson(scope, user.role);
+    if (granted === '') throw invalidScope(NOTHING_USABLE);
+    const refreshToken = refreshes(client)
+      ? await issueRefreshToken(tx, { familyId: newFamilyId(), clientId: client.id, userId: user.id, scope: granted, ttlDays: ctx.settings.refreshTokenTtlDays })
+      : undefined;
+    return { scope: granted, refreshToken };
+  });
   if (!outcome.ok) {
     // Deleted meanwhile; a user whose password changed meanwhile signed in with a wrong one now.
     if (outcome.refused === 'client') throw invalidClient(UNKNOWN_CLIENT, request.headers.authorization !== undefined);
     throw invalidGrant(WRONG_CREDENTIALS);
   }
-  return respond(ctx, { user: outcome.user, scope, refreshToken: outcome.issued });
+  return respond(ctx, { user: outcome.user, scope: outcome.issued.scope, refreshToken: outcome.issued.refreshToken });
 };
 
 const grants: Record<GrantType, Grant> = {

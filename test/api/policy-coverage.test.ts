@@ -3,7 +3,7 @@
  * (REST and /trpc) refuse a caller the policy does not admit before the procedure runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isPublic, SCOPES, type Policy } from '../../server/auth/policy.ts';
+import { isPublic, PERSON_SCOPES, SCOPES, type Policy } from '../../server/auth/policy.ts';
 import { appRouter } from '../../server/router.ts';
 import type { Db } from '../../server/db/client.ts';
 import { createContextInner } from '../../server/trpc/context.ts';
@@ -40,6 +40,17 @@ describe('every procedure declares its policy', () => {
     const policy = meta?.policy as Policy;
     expect(meta?.openapi?.protect === false).toBe(isPublic(policy));
   });
+  it('PERSON_SCOPES names, for each role of a person, exactly the scopes of the procedures that admit the role', () => {
+    for (const role of ['customer', 'admin'] as const) {
+      const usable = new Set<string>();
+      for (const { meta } of procedures) {
+        const policy = meta?.policy;
+        if (policy !== undefined && !isPublic(policy) && policy.roles.includes(role)) usable.add(policy.scope);
+      }
+      expect([...PERSON_SCOPES[role]].sort(), role).toEqual([...usable].sort());
+    }
+  });
+
   it('a procedure without a policy fails closed: nobody reaches its body', async () => {
     let ran = false;
     const undeclared = router({

@@ -7,7 +7,7 @@ import { eq, sql } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCOPES } from '../../server/auth/policy.ts';
+import { PERSON_SCOPES, SCOPES } from '../../server/auth/policy.ts';
 import { oauthAuthorizationCodes, oauthRefreshTokens } from '../../server/db/schema.ts';
 import { hashSecret } from '../../server/oauth/secrets.ts';
 import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
@@ -98,9 +98,10 @@ describe('authorization code with PKCE', () => {
     expect(tokens.token_type).toBe('bearer');
     expect(tokens.expires_in).toBe(900);
     expect(tokens.refresh_token).toEqual(expect.any(String));
-    expect(tokens.scope).toBe(SCOPES.join(' '));
+    // No scope asked: what a customer can use of the client's, nothing admin-only.
+    expect(tokens.scope).toBe(PERSON_SCOPES.customer.join(' '));
     const claims = decodeJwt(tokens.access_token);
-    expect(claims).toMatchObject({ sub: String(ada.id), role: 'customer', name: ada.name, scope: SCOPES.join(' ') });
+    expect(claims).toMatchObject({ sub: String(ada.id), role: 'customer', name: ada.name, scope: PERSON_SCOPES.customer.join(' ') });
     // The token works on the API.
     const me = await fetch(`${server.base}/api/v1/users/${ada.id}`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(me.status).toBe(200);
@@ -110,6 +111,23 @@ describe('authorization code with PKCE', () => {
     const { tokens } = await codeFlow(server, app, credentials(), { scope: 'orders:read orders:write' });
     expect(tokens.scope).toBe('orders:read orders:write');
     expect(decodeJwt(tokens.access_token).scope).toBe('orders:read orders:write');
+  });
+
+  it('grants a person only what their role can use: a customer asking for admin scopes gets the rest, an admin everything', async () => {
+    const { tokens } = await codeFlow(server, app, credentials(), { scope: 'orders:read products:write clients:manage' });
+    expect(tokens.scope).toBe('orders:read');
+    expect((await refresh(app, tokens.refresh_token ?? '')).scope).toBe('orders:read');
+    const admin = await codeFlow(server, app, { email: server.admin.email, password: TEST_PASSWORD });
+    expect(admin.tokens.scope).toBe(SCOPES.join(' '));
+  });
+
+  it('a customer asking only for what no customer can use is sent back with invalid_scope, and no code', async () => {
+    const start = await codeFlowStart(app.client, { scope: 'products:write clients:manage' });
+    const callback = await signInWithForm(server.base, start.query, credentials());
+    expect(callback.searchParams.get('error')).toBe('invalid_scope');
+    expect(callback.searchParams.get('code')).toBeNull();
+    expect(callback.searchParams.get('state')).toBe(start.state);
+    expect(callback.searchParams.get('iss')).toBe(server.base);
   });
 
   it('answers with no-store and no-cache', async () => {
@@ -433,9 +451,21 @@ describe('password grant', () => {
     expect((await refresh(app, tokens.refresh_token ?? '')).scope).toBe('orders:read');
   });
 
-  it('an admin gets the admin role', async () => {
+  it('an admin gets the admin role, and without a scope asked, every scope', async () => {
     const tokens = await passwordGrant(app, server.admin.email, TEST_PASSWORD);
-    expect(decodeJwt(tokens.access_token)).toMatchObject({ sub: String(server.admin.id), role: 'admin' });
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ sub: String(server.admin.id), role: 'admin', scope: SCOPES.join(' ') });
+  });
+
+  it('a customer without a scope asked gets the customer scopes; asking only for admin scopes is invalid_scope, and nothing is issued', async () => {
+    const tokens = await passwordGrant(app, ada.email, TEST_PASSWORD);
+    expect(tokens.scope).toBe('orders:read orders:write payments:write users:read users:write');
+    const before = await server.db.$count(oauthRefreshTokens);
+    expect(await oauthErrorOf(passwordGrant(app, ada.email, TEST_PASSWORD, 'products:write'))).toMatchObject({
+      error: 'invalid_scope',
+      status: 400,
+      description: 'The scope asks for nothing your role can use.',
+    });
+    expect(await server.db.$count(oauthRefreshTokens)).toBe(before);
   });
 
   it('is refused to third-party clients (unauthorized_client)', async () => {
