@@ -1,7 +1,8 @@
 /**
  * Builds client-sdk/dist: writes the router declaration from the server's router type, proves it
  * equivalent to the server's, compiles the package, and checks that nothing in dist points
- * outside the package but to `@trpc/client` and `@trpc/server` (the client's peer).
+ * outside the package but to `@trpc/client`, `@trpc/server` (the client's peer) and `oauth4webapi`
+ * (the sign-in helpers).
  *
  *   npm run client:build
  */
@@ -18,7 +19,7 @@ export const sdkDir = join(root, 'client-sdk');
 export const distDir = join(sdkDir, 'dist');
 
 /** Bare specifiers the published files may import. */
-const allowedImports = [/^@trpc\/client$/, /^@trpc\/server(\/observable)?$/];
+const allowedImports = [/^@trpc\/client$/, /^@trpc\/server(\/observable)?$/, /^oauth4webapi$/];
 
 /** Each procedure the REST facade serves, with its summary and route, for the client's doc comments. */
 function procedureDocs(): Map<string, { summary?: string; route?: string }> {

@@ -18,9 +18,17 @@ export interface BundleSize {
   gzipped: number;
 }
 
-export async function measure(external: string[]): Promise<BundleSize> {
+/**
+ * The bundle of `dist/index.js` whole, or of an app importing only `uses` from it (what tree-shaking
+ * leaves: an app that does not sign in through the package carries none of oauth4webapi).
+ */
+export async function measure(external: string[], uses?: string[]): Promise<BundleSize> {
+  const entry =
+    uses === undefined
+      ? { entryPoints: [join(distDir, 'index.js')] }
+      : { stdin: { contents: `import { ${uses.join(', ')} } from './index.js';\nconsole.log(${uses.join(', ')});`, resolveDir: distDir, loader: 'js' as const } };
   const result = await build({
-    entryPoints: [join(distDir, 'index.js')],
+    ...entry,
     bundle: true,
     minify: true,
     format: 'esm',
@@ -39,12 +47,17 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(2)} KiB`;
 
 if (import.meta.filename === resolve(process.argv[1] ?? '')) {
   if (!existsSync(join(distDir, 'index.js'))) buildClient();
+  const trpc = ['@trpc/client', '@trpc/server', '@trpc/server/*'];
   const rows: [string, BundleSize][] = [
     ['without @trpc/client', await measure(['@trpc/client'])],
-    ['own code only (no @trpc/*)', await measure(['@trpc/client', '@trpc/server', '@trpc/server/*'])],
+    ['own code only (no @trpc/*)', await measure(trpc)],
     ['with tRPC bundled', await measure([])],
+    ['an app: client alone', await measure(trpc, ['createOrderServiceClient'])],
+    ['an app: client + token renewal', await measure(trpc, ['createOrderServiceClient', 'refreshingToken', 'sessionStorageTokenStore'])],
+    ['an app: + PKCE sign-in', await measure(trpc, ['createOrderServiceClient', 'refreshingToken', 'sessionStorageTokenStore', 'startSignIn', 'finishSignIn'])],
+    ['an app: + password sign-in', await measure(trpc, ['createOrderServiceClient', 'refreshingToken', 'sessionStorageTokenStore', 'signInWithPassword'])],
   ];
   for (const [label, size] of rows) {
-    console.log(`@order-service/client ${label.padEnd(27)} ${kb(size.minified).padStart(10)} minified ${kb(size.gzipped).padStart(10)} gzipped`);
+    console.log(`@order-service/client ${label.padEnd(32)} ${kb(size.minified).padStart(10)} minified ${kb(size.gzipped).padStart(10)} gzipped`);
   }
 }

@@ -8,7 +8,6 @@ import {
   httpLink,
   splitLink,
   TRPCClientError,
-  type HTTPBatchLinkOptions,
   type Operation,
   type TRPCClient,
   type TRPCLink,
@@ -16,9 +15,10 @@ import {
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import { observable } from '@trpc/server/observable';
 import type { AppRouter, ErrorShape, ProblemSlug } from './app-router.js';
+import type { Fetch } from './fetch.js';
 import type { components } from './rest-types.js';
 
-export type { AppRouter, ProblemSlug };
+export type { AppRouter, Fetch, ProblemSlug };
 
 /** An RFC 9457 problem, as the service answers every error (`type` is `/problems/<slug>`). */
 export type Problem = ErrorShape['data']['problem'];
@@ -44,7 +44,6 @@ export type RouterOutputs = inferRouterOutputs<AppRouter>;
 
 export type OrderServiceClient = TRPCClient<AppRouter>;
 
-type Fetch = NonNullable<HTTPBatchLinkOptions<AppRouter['_def']['_config']['$types']>['fetch']>;
 type Token = string | null | undefined;
 
 interface BaseOptions {
@@ -173,7 +172,10 @@ const traceparentOf = (op: Operation): string | undefined => {
 export function createOrderServiceClient(options: OrderServiceClientOptions): OrderServiceClient {
   const { token, getToken, traceparent } = options;
   const url = `${String(options.url).replace(/\/+$/, '')}/trpc`;
-  const fetchOption = options.fetch ? { fetch: options.fetch } : {};
+  const own = options.fetch;
+  // tRPC's fetch type differs from the platform's in `signal` (undefined, not null): adapted here,
+  // so a caller's `typeof fetch` needs no cast.
+  const fetchOption = own ? { fetch: (input: Parameters<typeof fetch>[0], init?: RequestInit | { signal?: AbortSignal | undefined }) => own(input instanceof Request ? input.url : String(input), init === undefined ? undefined : ({ ...init, signal: init.signal ?? null } as RequestInit)) } : {};
   const authorization = async (): Promise<Record<string, string>> => {
     const current = getToken ? await getToken() : token;
     return current ? { authorization: `Bearer ${current}` } : {};
@@ -213,3 +215,16 @@ export function createOrderServiceClient(options: OrderServiceClientOptions): Or
 }
 
 export { refreshingToken, TokenRefreshError, type RefreshingTokenOptions, type TokenResponse } from './tokens.js';
+export {
+  CUSTOMER_SCOPES,
+  finishSignIn,
+  memoryTokenStore,
+  sessionStorageTokenStore,
+  SignInError,
+  signInWithPassword,
+  startSignIn,
+  type BrowserSignInOptions,
+  type KeyValueStorage,
+  type SignInOptions,
+  type TokenStore,
+} from './sign-in.js';

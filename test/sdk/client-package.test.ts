@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { PERSON_SCOPES } from '../../server/auth/policy.ts';
+import { createTestApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { insertClient } from '../helpers/oauth.ts';
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
@@ -24,7 +26,22 @@ const sdkManifest = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8'
 
 /** A front end's code: every `@ts-expect-error` must meet an error, or tsc fails. */
 const consumerSource = String.raw`
-import { createOrderServiceClient, idempotent, isProblem, OrderServiceError, type Problem, type RouterInputs, type RouterOutputs } from '@order-service/client';
+import {
+  createOrderServiceClient,
+  idempotent,
+  isProblem,
+  memoryTokenStore,
+  OrderServiceError,
+  refreshingToken,
+  sessionStorageTokenStore,
+  SignInError,
+  signInWithPassword,
+  startSignIn,
+  TokenRefreshError,
+  type Problem,
+  type RouterInputs,
+  type RouterOutputs,
+} from '@order-service/client';
 import type { components, paths } from '@order-service/client/rest';
 
 type NewProduct = paths['/api/v1/products']['post']['requestBody']['content']['application/json'];
@@ -62,6 +79,13 @@ export async function wrongInputs(): Promise<void> {
   await admin.products.create.mutate({ sku: 'A-1', name: 'Mug', category: 'kitchen', price: 900 }, idempotent(42));
   // @ts-expect-error token and getToken exclude each other
   createOrderServiceClient({ url, token, getToken: () => token });
+  // @ts-expect-error a scope is a list of scope names
+  await signInWithPassword({ url, clientId: 'app', username: 'a@example.com', password: 'x', scope: 'orders:read' });
+  // @ts-expect-error the browser flow needs the redirect URI registered with the client
+  await startSignIn({ url, clientId: 'app' });
+  // A browser app's whole sign-in state, kept across the redirect (compiles; not run here: no sessionStorage in Node).
+  const browserStore = sessionStorageTokenStore();
+  createOrderServiceClient({ url, getToken: refreshingToken({ url, clientId: 'app', store: browserStore }) });
   const product = await anonymous.products.get.query({ id: 1 });
   // @ts-expect-error outputs are typed: price is a number
   const price: string = product.price;
@@ -172,7 +196,22 @@ try {
 }
 const typed = { everything: everything.page, merged: merged.address, patched: patched.total === created.price * 2, allowed, current };
 
-console.log(JSON.stringify({ created, listed: list.data.map((p) => p.sku), one, batchedRequests, burstResult, invalid, anonymousWrite, restProduct, idempotency, typed }));
+// Signing in with the password grant (a first-party app), then calling with the stored sign-in;
+// a wrong password is a SignInError.
+const store = memoryTokenStore();
+const signInOptions = { url, clientId: process.env.ORDER_SERVICE_CLIENT_ID ?? '', store };
+const signedIn = await signInWithPassword({ ...signInOptions, username: process.env.ORDER_SERVICE_ADMIN_EMAIL ?? '', password: process.env.ORDER_SERVICE_ADMIN_PASSWORD ?? '' });
+const asSignedIn = createOrderServiceClient({ url, getToken: refreshingToken(signInOptions), fetch: countingFetch });
+const ownOrders = await asSignedIn.orders.list.query();
+const wrongPassword = await signInWithPassword({ ...signInOptions, username: 'nobody@example.com', password: 'wrong' }).catch((error: unknown) => error);
+const signIn = {
+  scope: signedIn.scope,
+  listed: Array.isArray(ownOrders.data),
+  wrong: wrongPassword instanceof SignInError ? wrongPassword.error : String(wrongPassword),
+  refreshErrorIsClientError: new TokenRefreshError(400, 'invalid_grant') instanceof Error,
+};
+
+console.log(JSON.stringify({ signIn, created, listed: list.data.map((p) => p.sku), one, batchedRequests, burstResult, invalid, anonymousWrite, restProduct, idempotency, typed }));
 `;
 
 const consumerConfig = (moduleResolution: 'NodeNext' | 'Bundler') => ({
@@ -184,6 +223,8 @@ const consumerConfig = (moduleResolution: 'NodeNext' | 'Bundler') => ({
     lib: ['ES2022', 'DOM', 'ESNext.Disposable'],
     types: [],
     strict: true,
+    // The strictest settings a front end may use: a custom fetch must still need no cast.
+    exactOptionalPropertyTypes: true,
     // Check the package's declarations too, not only the consumer.
     skipLibCheck: false,
     ...(moduleResolution === 'NodeNext' ? { outDir: 'out' } : { noEmit: true }),
@@ -265,12 +306,12 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
     expect(packedFiles.filter((f) => !f.startsWith('dist/'))).toEqual(['README.md', 'package.json']);
   });
 
-  it('imports nothing but @trpc/client and @trpc/server: no path into the server', () => {
+  it('imports nothing but @trpc/client, @trpc/server and oauth4webapi: no path into the server', () => {
     const installed = join(project, 'node_modules', sdkManifest.name, 'dist');
     const external = specifiers(installed).filter((s) => !s.startsWith('./'));
-    expect(new Set(external)).toEqual(new Set(['@trpc/client', '@trpc/server', '@trpc/server/observable']));
+    expect(new Set(external)).toEqual(new Set(['@trpc/client', '@trpc/server', '@trpc/server/observable', 'oauth4webapi']));
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules', sdkManifest.name, 'package.json'), 'utf8')) as Record<string, unknown>;
-    expect(Object.keys(manifest.dependencies as object)).toEqual(['@trpc/client']);
+    expect(Object.keys(manifest.dependencies as object).sort()).toEqual(['@trpc/client', 'oauth4webapi']);
   });
 
   it('type-checks a consumer with tsc, and wrong inputs do not compile (NodeNext and bundler resolution)', async () => {
@@ -287,15 +328,28 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
     beforeAll(async () => {
       service = await createTestApp();
       const address = await service.app.listen({ port: 0, host: '127.0.0.1' });
+      const app = await insertClient(service.db);
       const { stdout } = await run(process.execPath, [join('out', 'consumer.js')], {
         cwd: project,
-        env: { PATH: process.env.PATH, ORDER_SERVICE_URL: address, ORDER_SERVICE_TOKEN: service.admin.token, ORDER_SERVICE_ADMIN_ID: String(service.admin.id) },
+        env: {
+          PATH: process.env.PATH,
+          ORDER_SERVICE_URL: address,
+          ORDER_SERVICE_TOKEN: service.admin.token,
+          ORDER_SERVICE_ADMIN_ID: String(service.admin.id),
+          ORDER_SERVICE_CLIENT_ID: app.client.client_id,
+          ORDER_SERVICE_ADMIN_EMAIL: service.admin.email,
+          ORDER_SERVICE_ADMIN_PASSWORD: TEST_PASSWORD,
+        },
       });
       output = JSON.parse(stdout) as Record<string, unknown>;
     }, 60_000);
 
     afterAll(async () => {
       await service?.close();
+    });
+
+    it('signs in with the password grant (asking for the customer scopes by default), calls with the stored sign-in; a wrong password is a SignInError', () => {
+      expect(output.signIn).toEqual({ scope: PERSON_SCOPES.customer.join(' '), listed: true, wrong: 'invalid_grant', refreshErrorIsClientError: true });
     });
 
     it('creates a product as an admin and reads it back, two queries in one request', () => {
