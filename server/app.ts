@@ -166,7 +166,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.addHttpMethod(method, { hasBody: false, overrideExisting: app.supportedMethods.includes(method) });
   }
 
-  // `app.close()` without the drain (tests): requests still arriving are refused all the same.
+  // `app.close()`, after the drain or without one (tests): the database is about to close, so
+  // requests still arriving are refused.
   app.addHook('preClose', async () => {
     lifecycle.refuse();
   });
@@ -180,7 +181,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
     if (options.tls) reply.header('strict-transport-security', 'max-age=31536000');
-    if (lifecycle.phase === 'closing') {
+    if (lifecycle.phase === 'closed') {
       throw new DomainError('service-unavailable', 'The service is shutting down; retry on a new connection.', {
         headers: { 'retry-after': '1', connection: 'close' },
       });

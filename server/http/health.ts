@@ -29,7 +29,7 @@ export function registerHealth(app: FastifyInstance, { database, rateLimiter, li
 
   // Liveness and the database; 503 from SIGTERM on (docs/api.md#graceful-stop), as it always answered.
   app.get('/api/health', { config: { api: true } }, async (_request, reply) => {
-    const stopping = lifecycle.phase === 'draining' || lifecycle.phase === 'closing';
+    const stopping = lifecycle.phase !== 'starting' && lifecycle.phase !== 'serving';
     return answer(reply, !stopping, !stopping);
   });
 

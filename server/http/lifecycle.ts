@@ -1,35 +1,45 @@
 /**
  * The service's life and its graceful end (docs/api.md#health-and-readiness and #graceful-stop, issue 21 item 5):
  *
- *   starting -> serving -> draining -> closing
+ *   starting -> serving -> draining -> closing -> closed
  *
  * - starting: the process may not listen yet, or its bootstrap is not done: readiness answers 503.
  * - serving: readiness answers 200 while the database does.
- * - draining (SIGTERM): readiness and health answer 503 at once, so a load balancer stops sending;
- *   for the shutdown delay requests are still served as before.
- * - closing: no connection is accepted any more; a request on an open connection gets 503 with
- *   `Connection: close`; requests in flight finish; then the database closes. Connections still
- *   waiting in the kernel's accept queue when the listener closes are reset: the delay before,
- *   readiness answering 503, is what keeps new ones from arriving then. (Answers during the delay
- *   do not say `Connection: close`: clients made to reconnect then are the ones such a reset hits.)
+ * - draining (SIGTERM): readiness and health answer 503 at once, so a load balancer that polls
+ *   readiness stops sending; for the shutdown delay requests are still served as before.
+ * - closing (the drain): no connection is accepted any more; a request on a connection already
+ *   open is still served, and its answer says `Connection: close` (as does every answer still to
+ *   come of requests in flight), so each connection ends after one more answer; then the database
+ *   closes. A proxy that does not poll readiness (nginx OSS: docs/operations.md) learns of the drain
+ *   here: a new connection is refused, which it may retry on another instance whatever the method
+ *   (nothing was sent), while a request it already sent on a kept-alive connection is answered,
+ *   not refused: it could not retry a refused POST. Connections still waiting in the kernel's
+ *   accept queue when the listener closes are reset: the delay before, readiness answering 503,
+ *   is what keeps new ones from arriving then from a balancer that polls readiness (nginx OSS
+ *   connects until it is refused). (Answers during the delay do not say `Connection: close`:
+ *   clients made to reconnect then are the ones such a reset hits.)
+ * - closed (`app.close()`, after the drain or without one in tests): the database is about to
+ *   close, so a request still arriving is refused: 503 with `Connection: close`.
  *
  * Closing idle kept-alive connections at once (what `server.close()` does) races with a request the
  * client is sending on one at that moment: it is cut with no answer. So a connection is closed only
- * once it has stayed idle for a grace period; a request arriving before then gets its answer (503
- * and `Connection: close`), and the client knows to go elsewhere.
+ * once it has stayed idle for a grace period; a request arriving before then is served and its
+ * answer closes the connection. A client that keeps connections idle for less than the grace
+ * (nginx's upstream `keepalive_timeout` in deploy/nginx.conf) closes them itself first, and never
+ * meets the race.
  */
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
-export type Phase = 'starting' | 'serving' | 'draining' | 'closing';
+export type Phase = 'starting' | 'serving' | 'draining' | 'closing' | 'closed';
 
 /** A kept-alive connection idle this long during the drain is closed: its client sent nothing more. */
 export const DRAIN_IDLE_GRACE_MS = 1000;
 
 interface Connection {
   /** Requests received and not yet answered (more than one when the client pipelines). */
-  busy: number;
+  answering: Set<ServerResponse>;
   /** When it last turned idle (performance.now()). */
   idleSince: number;
   closeTimer: NodeJS.Timeout | undefined;
@@ -58,7 +68,7 @@ export class Lifecycle {
       socket.once('close', () => this.#sockets.delete(socket));
     });
     server.on(secure ? 'secureConnection' : 'connection', (socket: Socket) => {
-      const connection: Connection = { busy: 0, idleSince: performance.now(), closeTimer: undefined };
+      const connection: Connection = { answering: new Set(), idleSince: performance.now(), closeTimer: undefined };
       this.#connections.set(socket, connection);
       socket.once('close', () => {
         clearTimeout(connection.closeTimer);
@@ -67,14 +77,16 @@ export class Lifecycle {
       // A TLS handshake the drain did not stop: the connection gets the grace to send its request.
       if (this.#phase === 'closing') this.#closeWhenIdle(socket, connection);
     });
-    server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    // Before the app's own listener, so that nothing can have answered yet.
+    server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+      if (this.#phase === 'closing') response.setHeader('connection', 'close');
       const connection = this.#connections.get(request.socket);
       if (!connection) return;
-      connection.busy += 1;
+      connection.answering.add(response);
       clearTimeout(connection.closeTimer);
       response.once('close', () => {
-        connection.busy -= 1;
-        if (connection.busy > 0) return;
+        connection.answering.delete(response);
+        if (connection.answering.size > 0) return;
         connection.idleSince = performance.now();
         if (this.#phase === 'closing') this.#closeWhenIdle(request.socket, connection);
       });
@@ -95,26 +107,30 @@ export class Lifecycle {
     if (this.#phase === 'starting' || this.#phase === 'serving') this.#phase = 'draining';
   }
 
-  /** Requests are refused from now on (503); `app.close()` gets here too. */
+  /** Requests are refused from now on (503): `app.close()` is under way. */
   refuse(): void {
-    this.#phase = 'closing';
+    this.#phase = 'closed';
   }
 
   /**
    * Stops accepting connections and waits until every open one is gone: each closes after its
-   * answer (which says `Connection: close`) or once idle for the grace period; at `timeoutMs` the
-   * rest are cut. Resolves with the number of connections cut with a request in flight.
+   * next answer (which says `Connection: close`) or once idle for the grace period; at `timeoutMs`
+   * the rest are cut. Resolves with the number of connections cut with a request in flight.
    */
   async drain(options: DrainOptions): Promise<number> {
-    this.refuse();
+    if (this.#phase !== 'closed') this.#phase = 'closing';
+    // Answers still to come of requests in flight close their connections too.
+    for (const connection of this.#connections.values()) {
+      for (const response of connection.answering) if (!response.headersSent) response.setHeader('connection', 'close');
+    }
     this.#idleGraceMs = options.idleGraceMs ?? DRAIN_IDLE_GRACE_MS;
     // net.Server's own close: stop listening, keep the open connections. http.Server's close would
     // also drop the idle ones at once (the race above) and stop checking the request timeouts.
     const drained = new Promise<void>((resolve) => NetServer.prototype.close.call(this.#server, () => resolve()));
-    for (const [socket, connection] of this.#connections) if (connection.busy === 0) this.#closeWhenIdle(socket, connection);
+    for (const [socket, connection] of this.#connections) if (connection.answering.size === 0) this.#closeWhenIdle(socket, connection);
     let cut = 0;
     const deadline = setTimeout(() => {
-      cut = [...this.#connections.values()].filter((connection) => connection.busy > 0).length;
+      cut = [...this.#connections.values()].filter((connection) => connection.answering.size > 0).length;
       for (const socket of this.#sockets) socket.destroy();
     }, options.timeoutMs);
     await drained;
@@ -126,7 +142,7 @@ export class Lifecycle {
     clearTimeout(connection.closeTimer);
     const left = connection.idleSince + this.#idleGraceMs - performance.now();
     connection.closeTimer = setTimeout(() => {
-      if (connection.busy === 0) socket.destroy();
+      if (connection.answering.size === 0) socket.destroy();
     }, Math.max(0, left));
   }
 }

@@ -29,10 +29,7 @@ function postProduct(token: string, extraHeaders = ''): { head: string; body: st
   };
 }
 
-/** The answer to a request is acceptable during a stop: served, or refused with Connection: close. */
-const servedOrRefused = (response: RawResponse) => response.status === 201 || (response.status === 503 && response.headers.connection === 'close');
-
-describe('during the drain every request on an open connection gets an answer', () => {
+describe('during the drain every request on an open connection is served, and its answer closes the connection', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();
@@ -42,7 +39,9 @@ describe('during the drain every request on an open connection gets an answer', 
     await t?.close();
   });
 
-  it('16 clients writing in a loop on kept-alive connections while the service stops: each request is answered 201, or 503 with Connection: close; none is cut', async () => {
+  // It was answered 503 once: a proxy such as nginx may not retry a POST it has sent, so that 503
+  // reached the client (docs/operations.md).
+  it('16 clients writing in a loop on kept-alive connections while the service stops: every request is answered 201, those from the drain on with Connection: close; none is cut; reconnecting is refused', async () => {
     const port = portOf(t.app);
     const answered: RawResponse[] = [];
     const cut: string[] = [];
@@ -88,9 +87,9 @@ describe('during the drain every request on an open connection gets an answer', 
     await stopped;
 
     expect(cut).toEqual([]);
-    expect(answered.filter((response) => !servedOrRefused(response))).toEqual([]);
-    // The stop happened under load: requests arrived during it, and were refused.
-    expect(answered.filter((response) => response.status === 503).length).toBeGreaterThan(0);
+    expect(answered.filter((response) => response.status !== 201)).toEqual([]);
+    // The stop happened under load: every client was answered during the drain, and told to go.
+    expect(answered.filter((response) => response.headers.connection === 'close')).toHaveLength(16);
     expect(refused).toBe(16);
   });
 });
