@@ -21,6 +21,7 @@ const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
 const sdkDir = join(root, 'client-sdk');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const versionOf = (name: string): string => (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 const trpcVersion = (JSON.parse(readFileSync(join(root, 'node_modules/@trpc/client/package.json'), 'utf8')) as { version: string }).version;
 const sdkManifest = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')) as { name: string; version: string };
 
@@ -232,6 +233,29 @@ const consumerConfig = (moduleResolution: 'NodeNext' | 'Bundler') => ({
   files: ['consumer.ts'],
 });
 
+/** The README's TypeScript examples, each a module of its own. */
+const readmeExamples = [...readFileSync(join(sdkDir, 'README.md'), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => `${match[1]}\nexport {};\n`);
+
+/** What the README's examples take from the app around them (its own state and UI). */
+const readmeAppGlobals = `
+declare const client: import('@order-service/client').OrderServiceClient;
+declare const url: string;
+declare const clientId: string;
+declare const redirectUri: string;
+declare const token: string;
+declare const accessToken: string;
+declare const email: string;
+declare const password: string;
+declare const id: number;
+declare const order_id: number;
+declare const amount: number;
+declare const form: import('@order-service/client').RouterInputs['products']['create'];
+declare function showFieldError(field: string, message: string): void;
+declare function showError(message: string | undefined): void;
+declare function signIn(): void;
+declare function askForScope(scope: string): void;
+`;
+
 /** Every module specifier in the installed package's files. */
 function specifiers(dir: string): string[] {
   const found: string[] = [];
@@ -281,6 +305,9 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
           [sdkManifest.name]: `file:./${packed.filename}`,
           '@trpc/client': trpcVersion,
           '@trpc/server': trpcVersion,
+          // What the README's examples import beside the package.
+          'openapi-fetch': versionOf('openapi-fetch'),
+          '@opentelemetry/api': versionOf('@opentelemetry/api'),
         },
       }),
     );
@@ -291,6 +318,13 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
     writeFileSync(join(project, 'consumer.ts'), consumerSource);
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(consumerConfig('NodeNext')));
     writeFileSync(join(project, 'tsconfig.bundler.json'), JSON.stringify(consumerConfig('Bundler')));
+    readmeExamples.forEach((example, index) => writeFileSync(join(project, `readme-${index}.ts`), example));
+    writeFileSync(join(project, 'app-globals.d.ts'), readmeAppGlobals);
+    const readmeConfig = consumerConfig('Bundler');
+    writeFileSync(
+      join(project, 'tsconfig.readme.json'),
+      JSON.stringify({ ...readmeConfig, files: ['app-globals.d.ts', ...readmeExamples.map((_, index) => `readme-${index}.ts`)] }),
+    );
   }, 180_000);
 
   afterAll(() => {
@@ -319,6 +353,12 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
       const result = await run(process.execPath, [tsc, '-p', config], { cwd: project }).catch((error: { stdout: string }) => error);
       expect(result.stdout, `tsc -p ${config}`).toBe('');
     }
+  }, 60_000);
+
+  it("the README's TypeScript examples compile against the package as written (strict, exactOptionalPropertyTypes)", async () => {
+    expect(readmeExamples.length).toBeGreaterThanOrEqual(10);
+    const result = await run(process.execPath, [tsc, '-p', 'tsconfig.readme.json'], { cwd: project }).catch((error: { stdout: string }) => error);
+    expect(result.stdout).toBe('');
   }, 60_000);
 
   describe('against a listening service', () => {
