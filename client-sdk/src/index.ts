@@ -13,7 +13,7 @@ import {
   type TRPCClient,
   type TRPCLink,
 } from '@trpc/client';
-import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
+import type { inferRouterInputs, inferRouterOutputs, inferTRPCClientTypes } from '@trpc/server';
 import { observable } from '@trpc/server/observable';
 import type { AppRouter, ErrorShape, ProblemSlug } from './app-router.js';
 import type { components } from './rest-types.js';
@@ -44,7 +44,7 @@ export type RouterOutputs = inferRouterOutputs<AppRouter>;
 
 export type OrderServiceClient = TRPCClient<AppRouter>;
 
-type Fetch = NonNullable<HTTPBatchLinkOptions<AppRouter['_def']['_config']['$types']>['fetch']>;
+type Fetch = NonNullable<HTTPBatchLinkOptions<inferTRPCClientTypes<AppRouter>>['fetch']>;
 type Token = string | null | undefined;
 
 interface BaseOptions {
