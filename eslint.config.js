@@ -12,4 +12,19 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
   },
+  {
+    // Every transaction begins through `transaction()` of server/db/client.ts, which waits for one
+    // of the pool's transaction slots: a `db.transaction(...)` of its own would skip that bound.
+    files: ['server/**/*.ts'],
+    ignores: ['server/db/client.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.type='MemberExpression'][callee.property.name='transaction']",
+          message: 'Begin transactions with `transaction(db, work)` from server/db/client.ts (it takes a pool slot), not `db.transaction`.',
+        },
+      ],
+    },
+  },
 );

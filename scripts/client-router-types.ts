@@ -11,6 +11,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
+import { routerTypeMembers as trpc } from '../server/trpc/trpc-internals.ts';
 
 const root = resolve(import.meta.dirname, '..');
 export const routerFile = join(root, 'server/router.ts');
@@ -51,11 +52,12 @@ export function generateRouterTypes(options: GenerateOptions = {}): string {
   const printer = new TypePrinter(checker);
 
   const routerType = exportedType(program, checker, routerFile, 'AppRouter');
-  const def = member(checker, routerType, '_def');
-  const rootTypes = member(checker, member(checker, def, '_config'), '$types');
+  // tRPC's definition in the router's type: member names from its seam, server/trpc/trpc-internals.ts.
+  const def = member(checker, routerType, trpc.def);
+  const rootTypes = member(checker, member(checker, def, trpc.config), trpc.types);
   const errorShape = member(checker, rootTypes, 'errorShape');
   const transformer = member(checker, rootTypes, 'transformer');
-  const record = member(checker, def, 'record');
+  const record = member(checker, def, trpc.record);
 
   const problemsSource = sourceFile(program, problemsFile);
   const problemTypes = checker.getExportsOfModule(moduleSymbol(checker, problemsSource)).find((s) => s.name === 'problemTypes');
@@ -105,19 +107,19 @@ function printRecord(
     const value = checker.getTypeOfSymbol(property);
     const here = [...path, property.name];
     const key = propertyKey(property.name);
-    const inner = checker.getPropertyOfType(value, '_def');
+    const inner = checker.getPropertyOfType(value, trpc.def);
     if (!inner) {
       lines.push(`${pad}  ${key}: ${printRecord(checker, printer, rootErrorShape, value, here, depth + 1, usedKinds, docs)};`);
       continue;
     }
     const def = checker.getTypeOfSymbol(inner);
-    const kind = member(checker, def, 'type');
+    const kind = member(checker, def, trpc.kind);
     if (!kind.isStringLiteral()) throw new RouterTypeError(`${here.join('.')}: not a procedure nor a router`);
     // Subscriptions would need a subscription link (SSE or WebSocket) that the client does not set up.
     const kindName = { query: 'Query', mutation: 'Mutation' }[kind.value];
     if (!kindName) throw new RouterTypeError(`${here.join('.')}: ${kind.value} procedures are not supported by the typed client yet`);
     usedKinds.add(kindName);
-    const types = member(checker, def, '$types');
+    const types = member(checker, def, trpc.types);
     const at = here.join('.');
     const input = printer.print(member(checker, types, 'input'), depth + 2, `${at} input`);
     const output = printer.print(member(checker, types, 'output'), depth + 2, `${at} output`);

@@ -699,6 +699,9 @@ async function startService(databaseUrl: string, dataDir: string): Promise<{ ser
     RATE_LIMIT_MAX,
     // The OAuth issuer, which production requires to be named.
     PUBLIC_URL: `http://127.0.0.1:${servicePort}`,
+    // Stopped at once (the bench has no clients to drain): a shutdown delay longer than stop()'s
+    // 5 s grace ended the service by SIGKILL, before it wrote its BENCH_PROFILE.
+    SHUTDOWN_DELAY_MS: '0',
     ...(process.env.BENCH_METRICS === '1' ? { METRICS_TOKEN: 'order-service-bench-metrics-token' } : {}),
   }, undefined, [...START_FLAGS, ...serviceFlags, ...profileArgs('service')]);
   const base = `http://127.0.0.1:${servicePort}`;

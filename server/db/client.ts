@@ -181,9 +181,10 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   });
   // A transaction whose connection PostgreSQL closed must not send postgres.js anything more:
   // on 3.4.9 that ends the process (postgres-js-lost-connections.ts says why and how).
-  const db = drizzlePostgres(guardLostConnections(preparing(client)), { schema }) as unknown as Db;
+  const db = drizzlePostgres(guardLostConnections(client), { schema }) as unknown as Db;
   const slots = transactionSlots(poolSize);
-  const gate = gateTransactions(db, slots, timeouts.acquireTimeoutMs);
+  const gate = new Semaphore(slots, timeouts.acquireTimeoutMs);
+  transactionGates.set(db, gate);
   return {
     db,
     kind: 'postgres',
@@ -196,38 +197,6 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       await client.end({ timeout: 5 });
     },
   };
-}
-
-/** The part of a postgres.js `sql` object drizzle's session uses. */
-interface DriverClient {
-  unsafe(query: string, args?: unknown[], options?: Record<string, unknown>): unknown;
-  begin?: (...args: unknown[]) => unknown;
-  savepoint?: (...args: unknown[]) => unknown;
-}
-
-/**
- * Makes every statement drizzle sends a prepared one: postgres.js then keeps it per connection
- * (by its text) and runs it again with one round trip (Bind, Execute). drizzle asks postgres.js
- * for unprepared statements unless a query is `.prepare()`d, and postgres.js sends an unprepared
- * statement with parameters in two round trips every time (Parse and Describe for the parameter
- * types, then Bind and Execute), which the server parses and plans anew each time. Same
- * statements, same parameter types; the statement texts are a bounded set (values are always
- * parameters). Transactions and savepoints get a client of their own: it is wrapped the same way.
- */
-function preparing<T>(client: T): T {
-  const sql = client as unknown as DriverClient;
-  const unsafe = sql.unsafe;
-  sql.unsafe = (query, args = [], options = {}) => unsafe(query, args, { ...options, prepare: true });
-  for (const scope of ['begin', 'savepoint'] as const) {
-    const open = sql[scope];
-    if (!open) continue;
-    // (options?, fn): the last argument is the callback that receives the scoped client.
-    sql[scope] = (...args: unknown[]) => {
-      const fn = args.at(-1) as (scoped: unknown) => unknown;
-      return open(...args.slice(0, -1), (scoped: unknown) => fn(preparing(scoped)));
-    };
-  }
-  return client;
 }
 
 async function openPglite(client: PGlite, migrate: boolean, release: () => void): Promise<Database> {
@@ -263,13 +232,23 @@ export function transactionSlots(poolSize: number): number {
   return poolSize - reserved;
 }
 
-/** Makes `db.transaction` wait for one of `slots` at most `timeoutMs`, then fail (-> 503). */
-function gateTransactions(db: Db, slots: number, timeoutMs: number): Semaphore {
-  const gate = new Semaphore(slots, timeoutMs);
-  const begin = db.transaction.bind(db);
-  const gated: Db['transaction'] = (transaction, config) => gate.run(() => begin(transaction, config));
-  db.transaction = gated;
-  return gate;
+/** The pools' transaction slots, by the database handle opened on the pool (PostgreSQL only). */
+const transactionGates = new WeakMap<Db, Semaphore>();
+
+/** A transaction's handle: what `work` runs its statements on (a `Db` too). */
+export type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0];
+type TransactionConfig = Parameters<Db['transaction']>[1];
+
+/**
+ * Runs `work` in a transaction on `db`: every transaction of the service begins here, not with
+ * `db.transaction` (the lint config refuses that outside this file). On a PostgreSQL pool it first
+ * waits for one of the pool's transaction slots (`transactionSlots`) at most `acquireTimeoutMs`,
+ * then fails with POOL_ACQUIRE_TIMEOUT (-> 503). On a transaction's handle it is a savepoint,
+ * which needs no slot: it runs on the connection its transaction holds.
+ */
+export function transaction<T>(db: Db, work: (tx: Transaction) => Promise<T>, config?: TransactionConfig): Promise<T> {
+  const gate = transactionGates.get(db);
+  return gate ? gate.run(() => db.transaction(work, config)) : db.transaction(work, config);
 }
 
 /** Counting semaphore whose waiters give up after a timeout. */

@@ -33,7 +33,7 @@
  * reconnected connection; `process.on('uncaughtException')` would hide our own bugs as well; no
  * connection-lifetime setting keeps PostgreSQL or a network from closing a connection in the
  * middle of a transaction; node-postgres is not installed, and moving drizzle to it would change
- * every statement's path (`preparing`, the statements of statements.ts) to save this one file.
+ * every statement's path (the prepared statements of statements.ts) to save this one file.
  */
 
 /**

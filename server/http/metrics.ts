@@ -15,6 +15,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AnyRouter } from '@trpc/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ServiceMetrics, type MetricsSources } from './metrics-registry.ts';
+import { listProcedures } from '../trpc/trpc-internals.ts';
 
 export interface MetricsOptions {
   /** Serve `/metrics` on its own server at `host:port` (0: any free port). */
@@ -78,8 +79,7 @@ export async function registerMetrics(app: FastifyInstance, options: MetricsPlug
   const { port, host = '127.0.0.1', token } = options;
   if (port === undefined && token === undefined) return undefined;
   const metrics = new ServiceMetrics({ pool: options.pool });
-  // tRPC v11 offers no public list of a router's procedures; only their names are read here.
-  const procedures: ReadonlySet<string> = new Set(Object.keys(options.router._def.procedures as Record<string, unknown>));
+  const procedures: ReadonlySet<string> = new Set(listProcedures(options.router).map(({ path }) => path));
 
   // Callback hooks, not async ones: no promise per request for a few counter updates.
   app.decorateRequest('metricsInFlight', false);

@@ -31,31 +31,20 @@ export interface RestAdapterOptions {
   cursors?: CursorCodec;
 }
 
-type CallProcedure = (input: unknown) => Promise<unknown>;
-
-/** A procedure of the router as tRPC's server-side caller invokes it. */
-type Procedure = ((opts: { path: string; getRawInput: () => Promise<unknown>; ctx: unknown; type: string; signal: undefined; batchIndex: number }) => Promise<unknown>) & {
-  _def: { type: string };
-};
+type CallProcedure = (ctx: Context, input: unknown) => Promise<unknown>;
 
 /**
- * Calls the procedure at a dotted path with `ctx`, exactly as `createCaller(ctx)` would
- * (`caller.products.get(input)`), without building the caller's proxies on every request:
- * the procedure is looked up once, when the route is registered.
+ * Calls the procedure at a dotted path through tRPC's public server-side caller:
+ * `procedureCaller(router, 'products.get')(ctx, input)` is `createCaller(ctx).products.get(input)`.
  */
-function procedureCaller(router: AnyRouter, path: string): (ctx: Context) => CallProcedure {
-  const procedure = (router._def.procedures as Record<string, Procedure | undefined>)[path];
-  if (procedure === undefined) {
-    // Not a plain procedure record (a lazy router): through the caller, as before.
-    const createCaller = createCallerFactory(router);
-    return (ctx) => (input) => {
-      let node: unknown = createCaller(ctx);
-      for (const name of path.split('.')) node = (node as Record<string, unknown>)[name];
-      return (node as CallProcedure)(input);
-    };
-  }
-  const type = procedure._def.type;
-  return (ctx) => (input) => procedure({ path, getRawInput: async () => input, ctx, type, signal: undefined, batchIndex: 0 });
+function procedureCaller(router: AnyRouter, path: string): CallProcedure {
+  const createCaller = createCallerFactory(router);
+  const names = path.split('.');
+  return (ctx, input) => {
+    let node: unknown = createCaller(ctx);
+    for (const name of names) node = (node as Record<string, unknown>)[name];
+    return (node as (input: unknown) => Promise<unknown>)(input);
+  };
 }
 
 function badParam(field: string, message: string): DomainError {
@@ -162,7 +151,7 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
       const ctx = createContext(request, contextDeps);
       let output: unknown;
       try {
-        output = await call(ctx)(input);
+        output = await call(ctx, input);
       } catch (error) {
         // The bag's headers go on every answer, as on /trpc; the problem's own headers come after.
         reply.headers(ctx.response.headers);

@@ -8,6 +8,7 @@ import { forEachOpenApiProcedure, getInputOutputParsers, type OpenApiProcedureRe
 import { z } from 'zod';
 import type { Policy } from '../auth/policy.ts';
 import type { Meta, RestMeta } from '../trpc/trpc.ts';
+import { procedureRecord } from '../trpc/trpc-internals.ts';
 
 /** How a path or query parameter's text becomes input: integers as numbers, the rest as given. */
 export type ParamKind = 'int' | 'string';
@@ -56,10 +57,9 @@ function paramKind(schema: z.core.$ZodType): ParamKind {
 
 export function restRoutes(router: AnyRouter): RestRoute[] {
   const routes: RestRoute[] = [];
-  // tRPC v11 offers no public walk over a router's procedures. trpc-to-openapi's generator walks
-  // `_def.procedures` with these same exported helpers, so the facade serves exactly the
-  // operations the document describes; this is the one place that reads a router's internals.
-  const procedures = router._def.procedures as OpenApiProcedureRecord;
+  // trpc-to-openapi's generator walks the same record with these same exported helpers, so the
+  // facade serves exactly the operations the document describes.
+  const procedures = procedureRecord(router) as OpenApiProcedureRecord;
   forEachOpenApiProcedure<Meta>(procedures, ({ path: procedurePath, procedure, meta }) => {
     const { openapi } = meta;
     const names = [...openapi.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);

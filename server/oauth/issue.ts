@@ -10,7 +10,7 @@
  *   violation on the insert), and a deletion under way waits and then removes what was issued.
  */
 import { eq } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
+import { transaction, type Db } from '../db/client.ts';
 import { oauthClients } from '../db/schema.ts';
 import { lockSignedInUser, type UserRecord } from '../modules/users/users.service.ts';
 
@@ -23,7 +23,7 @@ export interface SignedIn {
 export type Issued<T> = { ok: true; user: UserRecord; issued: T } | { ok: false; refused: 'user' | 'client' };
 
 export function issueForSignIn<T>(db: Db, signedIn: SignedIn, clientId: string, issue: (tx: Db, user: UserRecord) => Promise<T>): Promise<Issued<T>> {
-  return db.transaction(async (tx): Promise<Issued<T>> => {
+  return transaction(db, async (tx): Promise<Issued<T>> => {
     const user = await lockSignedInUser(tx, { id: signedIn.user.id, passwordHash: signedIn.passwordHash });
     if (!user) return { ok: false, refused: 'user' };
     if (!(await lockClient(tx, clientId))) return { ok: false, refused: 'client' };

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
+import { transaction, type Db } from '../db/client.ts';
 import { oauthRefreshTokens } from '../db/schema.ts';
 import { hashSecret, newSecret } from './secrets.ts';
 
@@ -79,7 +79,7 @@ export async function markUsed(tx: Db, token: string): Promise<void> {
  * found: the token is unknown (or not a refresh token), revoked, or another client's.
  */
 export async function revokeRefreshToken(db: Db, token: string, clientId: string): Promise<'revoked' | 'unknown' | 'other-client'> {
-  return db.transaction(async (tx) => {
+  return transaction(db, async (tx) => {
     const row = await lockRefreshToken(tx, token);
     if (!row) return 'unknown';
     if (row.clientId !== clientId) return 'other-client';

@@ -32,7 +32,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { eq, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
+import { transaction, type Db } from '../db/client.ts';
 import { signInFailures } from '../db/schema.ts';
 import { addressKey } from '../lib/client-address.ts';
 import { findSignInAccount, passwordMatches, type SignInAccount, type UserRecord } from '../modules/users/users.service.ts';
@@ -129,7 +129,7 @@ export class SignIn {
    * them in that order).
    */
   private reserve(keys: { account: string; pair: string }): Promise<Reservation> {
-    return this.db.transaction(async (tx): Promise<Reservation> => {
+    return transaction(this.db, async (tx): Promise<Reservation> => {
       const account = await lockBucket(tx, keys.account, this.accountBackoff);
       const pair = await lockBucket(tx, keys.pair, this.backoff);
       const pairWait = waitOf(pair, this.backoff);
@@ -149,7 +149,7 @@ export class SignIn {
    * address starts afresh, the account loses the one failure.
    */
   private settle(keys: { account: string; pair: string }, signedIn: boolean): Promise<void> {
-    return this.db.transaction(async (tx) => {
+    return transaction(this.db, async (tx) => {
       const account = await lockCounted(tx, keys.account, this.accountBackoff);
       const pair = await lockCounted(tx, keys.pair, this.backoff);
       if (signedIn) {

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
 import { scopeForPerson } from '../auth/policy.ts';
 import type { Role } from '../auth/tokens.ts';
-import type { Db } from '../db/client.ts';
+import { transaction, type Db } from '../db/client.ts';
 import { GRANT_TYPES, users, type GrantType } from '../db/schema.ts';
 import { authenticateClient, UNKNOWN_CLIENT, type OAuthClient } from './client-auth.ts';
 import { lockCode, markCodeUsed } from './codes.ts';
@@ -61,7 +61,7 @@ const authorizationCode: Grant = async (ctx, client, params, request) => {
   const redirectUri = required(params, 'redirect_uri');
   const verifier = required(params, 'code_verifier');
   if (!CODE_VERIFIER.test(verifier)) throw invalidRequest('The code_verifier must be 43-128 characters of A-Z, a-z, 0-9, -, ., _ and ~ (RFC 7636).');
-  const outcome = await ctx.db.transaction(async (tx): Promise<Outcome> => {
+  const outcome = await transaction(ctx.db, async (tx): Promise<Outcome> => {
     if (!(await lockClient(tx, client.id))) throw invalidClient(UNKNOWN_CLIENT, request.headers.authorization !== undefined);
     const row = await lockCode(tx, code);
     if (!row || row.clientId !== client.id) return { refused: 'The authorization code is invalid or was issued to another client.' };
@@ -94,7 +94,7 @@ const authorizationCode: Grant = async (ctx, client, params, request) => {
 const refreshToken: Grant = async (ctx, client, params, request) => {
   const token = required(params, 'refresh_token');
   const requested = parseScope(params.get('scope'));
-  const outcome = await ctx.db.transaction(async (tx): Promise<Outcome> => {
+  const outcome = await transaction(ctx.db, async (tx): Promise<Outcome> => {
     if (!(await lockClient(tx, client.id))) throw invalidClient(UNKNOWN_CLIENT, request.headers.authorization !== undefined);
     const row = await lockRefreshToken(tx, token);
     if (!row || row.clientId !== client.id) return { refused: 'The refresh token is invalid or was issued to another client.' };

@@ -8,13 +8,13 @@
  *
  * Exactly once, on any number of instances: the key's row is inserted in the same transaction as
  * the operation's writes (the procedure runs with `ctx.db` = that transaction; a service's own
- * `db.transaction` becomes a savepoint in it). A second request with the key waits on the row's
+ * `transaction()` becomes a savepoint in it). A second request with the key waits on the row's
  * lock until the first commits (then replays its stored output) or rolls back (then runs itself),
  * in slices: between them it holds no transaction slot and no connection.
  */
 import { createHmac } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
+import { transaction, type Db } from '../db/client.ts';
 import { statement } from '../db/statements.ts';
 import { idempotencyKeys } from '../db/schema.ts';
 import { DomainError } from '../errors/problems.ts';
@@ -125,7 +125,7 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
     // the key was read (the commit itself) must not claim to be a replay.
     let replayed = false;
     try {
-      const outcome = await ctx.db.transaction(async (tx) => {
+      const outcome = await transaction(ctx.db, async (tx) => {
         // Only the wait for the key gets the longer bounds; the operation keeps the usual ones.
         // The statement bound stays above the lock bound, so a long wait ends as 409, not 503.
         await tx.execute(sql.raw(`set local lock_timeout = ${waitMs}`));

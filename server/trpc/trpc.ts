@@ -6,6 +6,7 @@ import { problemBody, problemTypes, type Problem } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import type { Context } from './context.ts';
 import { idempotent, isCreatingOperation } from './idempotency.ts';
+import { middlewareResult } from './trpc-internals.ts';
 
 /** How the REST facade answers a procedure, beside trpc-to-openapi's method and path. */
 export interface RestMeta {
@@ -95,9 +96,8 @@ const guard = t.middleware(async ({ ctx, meta, path, getRawInput, next }) => {
             getRawInput,
             run: (db) => next({ ctx: { db } }),
             outputOf: (outcome) => (outcome.ok ? outcome.data : undefined),
-            // tRPC reads only `ok` and `data` of a result; its `marker` is a compile-time brand that makes
-            // middlewares pass next()'s result on, which a replay, by design, does not call.
-            replay: (output) => ({ ok: true, data: output }) as unknown as Awaited<ReturnType<typeof next>>,
+            // A replay answers the stored output without calling next() (trpc-internals.ts says how).
+            replay: (output) => middlewareResult<Awaited<ReturnType<typeof next>>>(output),
           })
         : await next();
   } catch (error) {

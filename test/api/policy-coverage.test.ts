@@ -8,16 +8,11 @@ import { appRouter } from '../../server/router.ts';
 import type { Db } from '../../server/db/client.ts';
 import { createContextInner } from '../../server/trpc/context.ts';
 import { createCallerFactory, publicProcedure, router, type Meta } from '../../server/trpc/trpc.ts';
+import { listProcedures } from '../../server/trpc/trpc-internals.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 
-/**
- * The procedures and their meta, read from the router's definition: the one place that lists
- * them all (internal API, so this test breaks first if tRPC changes it).
- */
-const procedures = Object.entries(appRouter._def.procedures as Record<string, unknown>).map(([path, procedure]) => ({
-  path,
-  meta: (procedure as { _def: { meta?: Meta } })._def.meta,
-}));
+/** The procedures and their meta, listed from the router (server/trpc/trpc-internals.ts). */
+const procedures = listProcedures<Meta>(appRouter).map(({ path, meta }) => ({ path, meta }));
 
 describe('every procedure declares its policy', () => {
   it('the router has procedures to check', () => {

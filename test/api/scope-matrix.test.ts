@@ -15,6 +15,7 @@ import { restRoutes, type RestRoute } from '../../server/http/rest-routes.ts';
 import { appRouter, createCaller } from '../../server/router.ts';
 import { createContextInner } from '../../server/trpc/context.ts';
 import type { Meta } from '../../server/trpc/trpc.ts';
+import { listProcedures } from '../../server/trpc/trpc-internals.ts';
 import { orders } from '../../server/db/schema.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { createOrder, createOrderScene, orderAction, ORDERS } from '../helpers/orders.ts';
@@ -32,11 +33,8 @@ interface ProcedureUnderTest {
 
 const routes = new Map(restRoutes(appRouter).map((route) => [route.procedurePath, route]));
 
-/** Every procedure of the router with its policy (internal API, as in policy-coverage.test.ts). */
-const allProcedures = Object.entries(appRouter._def.procedures as Record<string, unknown>).map(([path, procedure]) => {
-  const def = (procedure as { _def: { meta?: Meta; type: 'query' | 'mutation' | 'subscription' } })._def;
-  return { path, type: def.type, policy: def.meta?.policy };
-});
+/** Every procedure of the router with its policy (server/trpc/trpc-internals.ts lists them). */
+const allProcedures = listProcedures<Meta>(appRouter).map(({ path, kind, meta }) => ({ path, type: kind, policy: meta?.policy }));
 
 const guarded: ProcedureUnderTest[] = allProcedures.flatMap(({ path, type, policy }) =>
   policy === undefined || isPublic(policy) || type === 'subscription' ? [] : [{ path, type, policy, route: routes.get(path) }],

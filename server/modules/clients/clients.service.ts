@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { SCOPES } from '../../auth/policy.ts';
-import type { Db } from '../../db/client.ts';
+import { transaction, type Db } from '../../db/client.ts';
 import { oauthClients, type GrantType } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { assertIfMatch, type Preconditions } from '../../lib/preconditions.ts';
@@ -104,7 +104,7 @@ export async function listClients({ db, query, cursors }: { db: Db; query: Clien
  * nothing it was issued can be renewed; access tokens already issued live out their short life.
  */
 export async function deleteClient({ db, clientId, preconditions }: { db: Db; clientId: string; preconditions: Preconditions }): Promise<void> {
-  await db.transaction(async (tx) => {
+  await transaction(db, async (tx) => {
     const [row] = await tx.select(clientColumns).from(oauthClients).where(eq(oauthClients.id, clientId)).for('update');
     if (!row) throw notFound(clientId);
     assertIfMatch(preconditions, Client, toClient(row));

@@ -8,7 +8,7 @@
 import { and, eq } from 'drizzle-orm';
 import { mayReadOrder } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
-import type { Db } from '../../db/client.ts';
+import { transaction, type Db } from '../../db/client.ts';
 import { fulfillments, orders } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../lib/db-errors.ts';
@@ -66,7 +66,7 @@ async function openFulfillment(tx: Db, orderId: number): Promise<FulfillmentRow 
 /** Opens a `requested` fulfillment of a paid order; one may be open at a time. The order stays paid. */
 export async function requestFulfillment({ db, caller, orderId }: Access & { orderId: number }): Promise<Fulfillment> {
   try {
-    return await db.transaction(async (tx) => {
+    return await transaction(db, async (tx) => {
       const order = await lockOrder(tx, { id: orderId, caller });
       if (!awaitsShipment(order.row.status)) throw notShippable(orderId, order.row.status, 'sent to fulfillment');
       if (await openFulfillment(tx, orderId)) throw alreadyOpen(orderId);
@@ -88,7 +88,7 @@ export async function requestFulfillment({ db, caller, orderId }: Access & { ord
  */
 export async function shipOrder({ db, caller, input }: Access & { input: ShipmentInput }): Promise<Fulfillment> {
   const { id: orderId, carrier, tracking_number: trackingNumber } = input;
-  return db.transaction(async (tx) => {
+  return transaction(db, async (tx) => {
     const order = await lockOrder(tx, { id: orderId, caller });
     if (!awaitsShipment(order.row.status)) throw notShippable(orderId, order.row.status, 'shipped');
     const open = await openFulfillment(tx, orderId);

@@ -7,7 +7,7 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { mayMoveTo, mayOrderFor, mayReadOrder, ownCustomerId } from '../../auth/policy.ts';
 import { invalidToken, type Caller } from '../../auth/tokens.ts';
-import type { Db } from '../../db/client.ts';
+import { transaction, type Db } from '../../db/client.ts';
 import { statement, statements } from '../../db/statements.ts';
 import { isActiveOrder, orderItems, orders, payments, products, users } from '../../db/schema.ts';
 import { DomainError, type FieldError } from '../../errors/problems.ts';
@@ -305,7 +305,7 @@ function changeOrder(
   { db, caller, id, preconditions }: Access & { id: number; preconditions: Preconditions },
   change: (tx: Db, order: LoadedOrder) => Promise<void>,
 ): Promise<Order> {
-  return db.transaction(async (tx) => {
+  return transaction(db, async (tx) => {
     const order = await lockOrder(tx, { id, caller });
     assertIfMatch(preconditions, Order, represent(order));
     await change(tx, order);
@@ -332,7 +332,7 @@ export async function createOrder({ db, caller, input }: Access & { input: Order
       errors: [{ field: 'status', message: 'must be draft (or omitted) when an order is created' }],
     });
   }
-  return db.transaction(async (tx) => {
+  return transaction(db, async (tx) => {
     const customerId = await resolveCustomer(tx, caller, input.customer_id);
     const currency = input.currency ?? 'USD';
     const priced = await priceItems(tx, input.items, currency, []);
@@ -494,7 +494,7 @@ export function transitionOrder({
 }
 
 export async function deleteOrder({ db, caller, id, preconditions }: Access & { id: number; preconditions: Preconditions }): Promise<void> {
-  await db.transaction(async (tx) => {
+  await transaction(db, async (tx) => {
     const order = await lockOrder(tx, { id, caller });
     assertIfMatch(preconditions, Order, represent(order));
     const [payment] = await tx.select({ id: payments.id }).from(payments).where(eq(payments.orderId, id)).limit(1);

@@ -7,7 +7,7 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { ownCustomerId } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
-import type { Db } from '../../db/client.ts';
+import { transaction, type Db } from '../../db/client.ts';
 import { statement } from '../../db/statements.ts';
 import { orders, payments } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
@@ -78,7 +78,7 @@ const insertPayment = statement('payment_insert', (db) =>
  */
 export async function createPayment({ db, caller, input }: Access & { input: PaymentInput }): Promise<Payment> {
   try {
-    return await db.transaction(async (tx) => {
+    return await transaction(db, async (tx) => {
       // 404 for a customer's look at another customer's order, as for a missing one.
       const order = await lockOrder(tx, { id: input.order_id, caller });
       if (!awaitsPayment(order.row.status)) throw notPayable(order.row.id, order.row.status);

@@ -1,5 +1,5 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.ts';
+import { transaction, type Db } from '../../db/client.ts';
 import { statement, statements } from '../../db/statements.ts';
 import { products } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
@@ -175,7 +175,7 @@ async function lockLiveProduct(tx: Db, id: number, preconditions: Preconditions)
 export async function replaceProduct({ db, input, preconditions }: { db: Db; input: ProductReplace; preconditions: Preconditions }): Promise<Product> {
   const { id, sku, name, description, category, price, currency, stock } = input;
   try {
-    return await db.transaction(async (tx) => {
+    return await transaction(db, async (tx) => {
       const current = await lockLiveProduct(tx, id, preconditions);
       const next = { sku, name, description: description ?? null, category, price, currency, stock };
       const unchanged = (Object.keys(next) as (keyof typeof next)[]).every((key) => current[key] === next[key]);
@@ -196,7 +196,7 @@ export async function replaceProduct({ db, input, preconditions }: { db: Db; inp
 
 /** DELETE archives: orders keep referring to the product; reads answer 410, a second DELETE 404. */
 export async function archiveProduct({ db, id, preconditions }: { db: Db; id: number; preconditions: Preconditions }): Promise<void> {
-  await db.transaction(async (tx) => {
+  await transaction(db, async (tx) => {
     const [row] = await tx.select(productColumns).from(products).where(eq(products.id, id)).for('update');
     if (!row || row.archivedAt) throw notFound(id);
     assertIfMatch(preconditions, Product, toProduct(row));

@@ -2,7 +2,7 @@ import { asc, eq, sql } from 'drizzle-orm';
 import { hashPassword, verifyPassword } from '../../auth/password.ts';
 import { insufficientScope, isAdmin, isSelf, mayChangeRole, mayCreateRole, mayReadUser, mayWriteUser } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
-import type { Db } from '../../db/client.ts';
+import { transaction, type Db } from '../../db/client.ts';
 import { orders, users } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../lib/db-errors.ts';
@@ -154,7 +154,7 @@ export async function replaceUser({
   if (!before) throw notFound(id);
   const checkedHash = await checkCurrentPassword(db, caller, before, input);
   try {
-    return await db.transaction(async (tx) => {
+    return await transaction(db, async (tx) => {
       const demoting = input.role !== undefined && input.role !== 'admin';
       let admins = demoting && (await isAdminRow(tx, id)) ? await lockAdmins(tx) : undefined;
       const [current] = await tx.select(userColumns).from(users).where(eq(users.id, id)).for('update');
@@ -217,7 +217,7 @@ async function checkCurrentPassword(
 
 export async function deleteUser({ db, caller, id, preconditions }: { db: Db; caller: Caller; id: number; preconditions: Preconditions }): Promise<void> {
   assertMayWrite(caller, id);
-  await db.transaction(async (tx) => {
+  await transaction(db, async (tx) => {
     let admins = (await isAdminRow(tx, id)) ? await lockAdmins(tx) : undefined;
     const [current] = await tx.select(userColumns).from(users).where(eq(users.id, id)).for('update');
     if (!current) throw notFound(id);
@@ -308,7 +308,7 @@ export async function ensureAdmin({ db, email, password }: { db: Db; email: stri
   const passwordMatches = await verifyPassword(password, existing.passwordHash);
   if (existing.role === 'admin' && passwordMatches) return { user: toUser(existing), created: false };
   const passwordHash = passwordMatches ? undefined : await hashPassword(password);
-  const row = await db.transaction(async (tx) => {
+  const row = await transaction(db, async (tx) => {
     const [updated] = await tx
       .update(users)
       .set({ role: 'admin', ...(passwordHash === undefined ? {} : { passwordHash }), updatedAt: new Date() })
