@@ -32,6 +32,27 @@ export interface RestMeta {
    * with an `Idempotency-Key`, so a replay answers without them (server/trpc/idempotency.ts).
    */
   notReplayed?: readonly string[];
+  /**
+   * The next steps a client takes with this operation's answer beyond those its `location` names
+   * (the OpenAPI document derives those): OpenAPI links, which schemathesis's stateful phase follows.
+   */
+  links?: readonly RestLink[];
+}
+
+/**
+ * A next step from an operation's answer to another procedure: which of the target's path
+ * parameters and body members come from which members of the answer, e.g. paying a confirmed
+ * order: `{ to: 'payments.create', body: { order_id: 'id', amount: 'total' } }`.
+ */
+export interface RestLink {
+  /** The target procedure's dotted path on the router. */
+  to: string;
+  /** Target path parameter -> member of the answer. */
+  parameters?: Readonly<Record<string, string>>;
+  /** Target body member -> member of the answer. */
+  body?: Readonly<Record<string, string>>;
+  /** What the step does, for the document. */
+  description: string;
 }
 
 /** `policy`: who may call the procedure (server/auth/policy.ts); every procedure declares one. */

@@ -66,7 +66,11 @@ export const ordersRouter = router({
   confirm: writer
     .meta({
       openapi: { method: 'POST', path: '/orders/{id}/confirm', tags, summary: 'Confirm a draft order (reserves stock)', description: 'Moves a draft order to confirmed. It needs at least one item and an address (422 names what is missing) and reserves stock for every line or for none (409 `insufficient-stock`).' },
-      rest: { kind: 'item', problems: [...writeProblems, 'validation-error'] },
+      rest: {
+        kind: 'item',
+        problems: [...writeProblems, 'validation-error'],
+        links: [{ to: 'payments.create', body: { order_id: 'id', amount: 'total' }, description: 'Pay the confirmed order: its total is the amount.' }],
+      },
     })
     .input(IdParam)
     .output(Order)
