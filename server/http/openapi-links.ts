@@ -3,14 +3,14 @@
  * stateful phase follows to walk multi-step flows (create an order, confirm it, pay it, ship it).
  * Two sources, both declared beside the procedures:
  *
- * - the answer's `meta.rest.location`: every operation at that path or under it whose path
- *   parameters the location fills, e.g. POST /orders 201 -> GET/PUT/PATCH/DELETE /orders/{id},
- *   POST /orders/{id}/confirm ... The location's parameters are members of the answer (the facade
- *   fills `Location` from them), so they are the link's parameters;
- * - the operation's own `meta.rest.links`, for steps to other resources (pay a confirmed order).
+ * - the answer's `meta.rest.location`: every other operation on that path, e.g. POST /orders 201 ->
+ *   GET/PUT/PATCH/DELETE /orders/{id}. The location's parameters are members of the answer (the
+ *   facade fills `Location` from them), so they are the link's parameters;
+ * - the operation's own `meta.rest.links`, for the actions that make sense next (confirm a new
+ *   order, not ship it) and steps to other resources (pay a confirmed order).
  *
- * Every expression is `$response.body#/<member>`. A link's `requestBody` is an object of such
- * expressions: schemathesis evaluates each and merges them into the body it generates.
+ * Every expression is `$response.body#/<pointer>`. A link's `requestBody` holds such expressions
+ * among literal values: schemathesis evaluates each and merges them into the body it generates.
  */
 import { z } from 'zod';
 import type { oas31 } from 'zod-openapi';
@@ -22,26 +22,33 @@ export const operationIdOf = (route: RestRoute): string => route.procedurePath.r
 
 const segmentsOf = (path: string): string[] => path.split('/').filter(Boolean);
 const parameterOf = (segment: string | undefined): string | undefined => (segment === undefined ? undefined : /^\{(\w+)\}$/.exec(segment)?.[1]);
-const answerMember = (member: string): string => `$response.body#/${member}`;
+const answerMember = (pointer: string): string => `$response.body#/${pointer}`;
+
+/** A declared body with every string (a pointer into the answer) as its expression, and every pointer in it. */
+function bodyTemplate(value: unknown, pointers: string[]): unknown {
+  if (typeof value === 'string') {
+    pointers.push(value);
+    return answerMember(value);
+  }
+  if (Array.isArray(value)) return value.map((item) => bodyTemplate(item, pointers));
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, bodyTemplate(item, pointers)]));
+  return value;
+}
 
 /**
- * The target's path parameters from the location's, matched by position, when the target's path
- * is the location or lies under it and needs no other parameter; otherwise undefined.
+ * The target's path parameters from the location's, matched by position, when the target's path is
+ * the location's (parameters named alike or not); otherwise undefined.
  */
 function parametersFromLocation(location: string, target: RestRoute): Record<string, string> | undefined {
-  const prefix = segmentsOf(location);
+  const located = segmentsOf(location);
   const path = segmentsOf(target.path);
-  if (path.length < prefix.length) return undefined;
+  if (path.length !== located.length) return undefined;
   const parameters: Record<string, string> = {};
   for (const [index, segment] of path.entries()) {
     const own = parameterOf(segment);
-    if (index >= prefix.length) {
-      if (own !== undefined) return undefined;
-      continue;
-    }
-    const theirs = parameterOf(prefix[index]);
+    const theirs = parameterOf(located[index]);
     if (own === undefined || theirs === undefined) {
-      if (own !== theirs || segment !== prefix[index]) return undefined;
+      if (own !== theirs || segment !== located[index]) return undefined;
       continue;
     }
     parameters[own] = answerMember(theirs);
@@ -58,21 +65,24 @@ function declaredLink(source: RestRoute, link: RestLink, routes: readonly RestRo
   };
   const target = routes.find((route) => route.procedurePath === link.to) ?? fail('names no REST operation');
   const answer = source.output instanceof z.ZodObject ? Object.keys(source.output.shape) : [];
-  const members = [...Object.values(link.parameters ?? {}), ...Object.values(link.body ?? {})];
-  for (const member of members) if (!answer.includes(member)) fail(`reads ${member}, which the answer does not have`);
-  const parameters = Object.keys(link.parameters ?? {});
-  if (parameters.length !== target.pathParams.size || parameters.some((name) => !target.pathParams.has(name))) {
+  const pointers = [...Object.values(link.parameters ?? {})];
+  const requestBody = link.body ? bodyTemplate(link.body, pointers) : undefined;
+  for (const pointer of pointers) {
+    if (!answer.includes(pointer.split('/')[0] ?? '')) fail(`reads ${pointer}, which the answer does not have`);
+  }
+  const names = Object.keys(link.parameters ?? {});
+  if (names.length !== target.pathParams.size || names.some((name) => !target.pathParams.has(name))) {
     fail(`must fill exactly its path parameters (${[...target.pathParams.keys()].join(', ') || 'none'})`);
   }
   const bodyMembers = target.hasBody ? Object.keys(target.input.shape).filter((key) => !target.pathParams.has(key)) : [];
   for (const member of Object.keys(link.body ?? {})) if (!bodyMembers.includes(member)) fail(`fills ${member}, which its body does not have`);
-  const values = (map: Readonly<Record<string, string>>) => Object.fromEntries(Object.entries(map).map(([name, member]) => [name, answerMember(member)]));
+  const parameters = Object.fromEntries(Object.entries(link.parameters ?? {}).map(([name, pointer]) => [name, answerMember(pointer)]));
   return [
     operationIdOf(target),
     {
       operationId: operationIdOf(target),
-      ...(link.parameters ? { parameters: values(link.parameters) } : {}),
-      ...(link.body ? { requestBody: values(link.body) } : {}),
+      ...(link.parameters ? { parameters } : {}),
+      ...(requestBody !== undefined ? { requestBody } : {}),
       description: `${pathOf(target)}: ${link.description}`,
     },
   ];

@@ -12,7 +12,7 @@ import { createTestApp, TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
 import { publicClientInput } from '../helpers/clients.ts';
 import { shipmentInput } from '../helpers/fulfillments.ts';
 import { insertClient } from '../helpers/oauth.ts';
-import { createProduct, productInput } from '../helpers/products.ts';
+import { createProduct, freshCategory, productInput } from '../helpers/products.ts';
 import { userInput } from '../helpers/users.ts';
 
 type Json = Record<string, unknown>;
@@ -21,7 +21,7 @@ interface Link {
   operationId: string;
   description?: string;
   parameters?: Record<string, string>;
-  requestBody?: Record<string, string>;
+  requestBody?: Record<string, unknown>;
 }
 
 interface Operation {
@@ -72,17 +72,27 @@ function deref(schema: Json | undefined): Json | undefined {
 }
 
 /**
- * The only runtime expressions the document uses: a member of the answer's JSON body. A body
- * member's value may also be a constant (`grant_type: refresh_token`).
+ * The only runtime expressions the document uses: a JSON pointer into the answer's body
+ * (`$response.body#/id`, `$response.body#/data/0/id`). A link's body holds them among constants
+ * (`grant_type: refresh_token`, `quantity: 1`).
  */
-const BODY_MEMBER = /^\$response\.body#\/([a-z_]+)$/;
-const isExpression = (value: string) => value.startsWith('$');
-function evaluate(expression: string, body: Json): unknown {
-  if (!isExpression(expression)) return expression;
-  const member = BODY_MEMBER.exec(expression)?.[1];
-  if (member === undefined) throw new Error(`unsupported runtime expression ${expression}`);
-  return body[member];
+const BODY_POINTER = /^\$response\.body#\/([a-z_]+(\/[a-z0-9_]+)*)$/;
+const isExpression = (value: unknown): value is string => typeof value === 'string' && value.startsWith('$');
+function evaluate(expression: string, body: unknown): unknown {
+  const pointer = BODY_POINTER.exec(expression)?.[1];
+  if (pointer === undefined) throw new Error(`unsupported runtime expression ${expression}`);
+  return pointer.split('/').reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], body);
 }
+/** A link's request body with every expression evaluated against the answer. */
+function evaluateBody(template: unknown, body: unknown): unknown {
+  if (isExpression(template)) return evaluate(template, body);
+  if (Array.isArray(template)) return template.map((item) => evaluateBody(item, body));
+  if (typeof template === 'object' && template !== null) return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, evaluateBody(v, body)]));
+  return template;
+}
+/** Every expression in a link's request body. */
+const expressionsIn = (template: unknown): string[] =>
+  isExpression(template) ? [template] : typeof template === 'object' && template !== null ? Object.values(template).flatMap(expressionsIn) : [];
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -119,7 +129,7 @@ async function follow(from: Step, name: string, extra: { body?: Json; token?: st
   if (!link) throw new Error('unreachable');
   const answer = from.res.json<Json>();
   const params = Object.fromEntries(Object.entries(link.parameters ?? {}).map(([key, expression]) => [key, evaluate(expression, answer)]));
-  const linked = Object.fromEntries(Object.entries(link.requestBody ?? {}).map(([key, expression]) => [key, evaluate(expression, answer)]));
+  const linked = evaluateBody(link.requestBody ?? {}, answer) as Json;
   const body = link.requestBody || extra.body ? { ...extra.body, ...linked } : undefined;
   const res = await call(link.operationId, { params, ...(body ? { body } : {}), token: extra.token, headers: extra.headers });
   return { operationId: link.operationId, res };
@@ -149,13 +159,14 @@ async function signIn(): Promise<{ step: Step; clientId: string }> {
 describe('the document links the flows a client walks', () => {
   it('links each step of an order, a resource and a sign-in to the next', () => {
     const expected: [string, string, string[]][] = [
+      ['products-list', '200', ['orders-create']],
       ['orders-create', '201', ['orders-get', 'orders-replace', 'orders-patch', 'orders-delete', 'orders-confirm', 'orders-cancel']],
       ['orders-confirm', '200', ['payments-create']],
       ['payments-create', '201', ['payments-get', 'orders-get', 'fulfillments-request', 'fulfillments-create']],
       ['fulfillments-request', '202', ['fulfillments-get', 'fulfillments-create']],
       ['fulfillments-create', '201', ['fulfillments-get']],
       ['products-create', '201', ['products-get', 'products-replace', 'products-delete']],
-      ['users-create', '201', ['users-get', 'users-replace', 'users-delete']],
+      ['users-create', '201', ['users-get', 'users-replace', 'users-delete', 'orders-create']],
       ['clients-create', '201', ['clients-get', 'clients-delete']],
       ['oauth-token', '200', ['oauth-token', 'oauth-revoke']],
     ];
@@ -173,9 +184,9 @@ describe('the document links the flows a client walks', () => {
       const members = Object.keys((answer?.properties ?? {}) as Json);
       const pathParams = (target?.operation.parameters ?? []).filter((p): p is { name: string; in: string } => 'in' in p && p.in === 'path').map((p) => p.name);
       expect(Object.keys(link.parameters ?? {}).sort(), `${where}: path parameters`).toEqual([...pathParams].sort());
-      for (const expression of [...Object.values(link.parameters ?? {}), ...Object.values(link.requestBody ?? {}).filter(isExpression)]) {
-        const member = BODY_MEMBER.exec(expression)?.[1];
-        expect(member, `${where}: ${expression} is no member of the answer's body`).toBeDefined();
+      for (const expression of [...Object.values(link.parameters ?? {}), ...expressionsIn(link.requestBody)]) {
+        const member = BODY_POINTER.exec(expression)?.[1]?.split('/')[0];
+        expect(member, `${where}: ${expression} points into no member of the answer's body`).toBeDefined();
         expect(members, `${where}: the answer has no member ${member}`).toContain(member);
       }
       if (link.requestBody) {
@@ -208,6 +219,17 @@ describe('following the links from real answers walks each flow', () => {
     expect(shipment.res.json()).toMatchObject({ status: 'shipped', id: requested.res.json<Json>().id });
   });
 
+  it("an order from the catalogue: list the products, order the page's first", async () => {
+    const customer = await t.createUser();
+    const product = await createProduct(t, { category: freshCategory() });
+    // A category of its own, so that the page's first product is this one.
+    const page: Step = { operationId: 'products-list', res: await t.request({ method: 'GET', url: `/api/v1/products?category=${product.category}` }) };
+    expectStatus(page, 200);
+    const ordered = await follow(page, 'orders-create', { body: { address: '1 Main Street' }, token: customer.token });
+    expectStatus(ordered, 201);
+    expect(ordered.res.json()).toMatchObject({ items: [{ product_id: product.id, quantity: 1 }] });
+  });
+
   it('an order: create, read, patch, delete; then it is gone', async () => {
     const customer = await t.createUser();
     const created = await draftOrder(customer);
@@ -219,7 +241,7 @@ describe('following the links from real answers walks each flow', () => {
     expectStatus(await follow(created, 'orders-get', { token: customer.token }), 404);
   });
 
-  it('a product, a user and an OAuth client: create, read, delete', async () => {
+  it('a product, a user (and an order for them, as an admin) and an OAuth client: create, read, delete', async () => {
     const product = await start('products-create', { body: productInput(), token: t.admin.token }, 201);
     expectStatus(await follow(product, 'products-get'), 200);
     expectStatus(await follow(product, 'products-delete', { token: t.admin.token }), 204);
@@ -227,6 +249,11 @@ describe('following the links from real answers walks each flow', () => {
 
     const user = await start('users-create', { body: userInput() }, 201);
     expectStatus(await follow(user, 'users-get', { token: t.admin.token }), 200);
+    const item = await createProduct(t);
+    const ordered = await follow(user, 'orders-create', { body: { items: [{ product_id: item.id, quantity: 1 }] }, token: t.admin.token });
+    expectStatus(ordered, 201);
+    expect(ordered.res.json()).toMatchObject({ customer_id: user.res.json<Json>().id });
+    expectStatus(await follow(ordered, 'orders-delete', { token: t.admin.token }), 204);
     expectStatus(await follow(user, 'users-delete', { token: t.admin.token }), 204);
 
     const client = await start('clients-create', { body: publicClientInput(), token: t.admin.token }, 201);

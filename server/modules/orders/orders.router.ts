@@ -14,7 +14,16 @@ export const ordersRouter = router({
   create: writer
     .meta({
       openapi: { method: 'POST', path: '/orders', tags, summary: 'Create a draft order', description: "Creates a draft order. Each item captures its product's current price (`unit_price`, `line_total`; `total` is their sum). A customer orders for themself (`customer_id` omitted or their own id; another is 403); admins and service clients name the customer. An unknown or archived product is 422 naming the item." },
-      rest: { status: 201, location: '/orders/{id}', kind: 'item', problems: ['forbidden'] },
+      rest: {
+        status: 201,
+        location: '/orders/{id}',
+        kind: 'item',
+        problems: ['forbidden'],
+        links: [
+          { to: 'orders.confirm', parameters: { id: 'id' }, description: 'Confirm the draft (reserves stock).' },
+          { to: 'orders.cancel', parameters: { id: 'id' }, description: 'Cancel the draft.' },
+        ],
+      },
     })
     .input(OrderCreate)
     .output(Order)
