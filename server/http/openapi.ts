@@ -542,18 +542,48 @@ const HEALTH_SCHEMA: Json = {
   },
 };
 
-function healthOperation(): ZodOpenApiOperationObject {
-  const instance = '/api/health';
-  const problems = problemResponses(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error'], instance, undefined);
-  const unavailable = problemResponse(['service-unavailable'], instance, undefined);
-  return {
+interface HealthCheck {
+  path: string;
+  operationId: string;
+  summary: string;
+  /** What 200 and 503 mean for this check. */
+  description: string;
+  /** When it answers 503: a health body, or the `service-unavailable` problem. */
+  unavailable: string;
+}
+
+/** `GET /api/health` and `GET /api/health/ready` (server/http/health.ts): the same body, never cached. */
+const HEALTH_CHECKS: HealthCheck[] = [
+  {
+    path: '/api/health',
     operationId: 'health',
-    tags: ['health'],
     summary: 'Health check',
     description:
       'Whether the service and its database answer: 200 `ok` (or `degraded` when only the rate-limit store is down), 503 when the database ' +
-      'does not answer or the service is shutting down. Never cached.\n\n' +
-      accessText(undefined),
+      'does not answer or the service is shutting down.',
+    unavailable: 'The database does not answer (a health body), or the service is shutting down',
+  },
+  {
+    path: '/api/health/ready',
+    operationId: 'health-ready',
+    summary: 'Readiness check',
+    description:
+      'Whether to send requests to this instance (for a load balancer): 200 `ok` (or `degraded` when only the rate-limit store is down) once ' +
+      'it listens and its bootstrap is done; 503 while it starts, from the moment it is told to stop (before its drain, so that traffic ' +
+      'moves elsewhere first), and while its database does not answer.',
+    unavailable: 'The service is starting or stopping, or its database does not answer (a health body), or it is draining its connections',
+  },
+];
+
+function healthOperation(check: HealthCheck): ZodOpenApiOperationObject {
+  const instance = check.path;
+  const problems = problemResponses(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error'], instance, undefined);
+  const unavailable = problemResponse(['service-unavailable'], instance, undefined);
+  return {
+    operationId: check.operationId,
+    tags: ['health'],
+    summary: check.summary,
+    description: `${check.description} Never cached.\n\n${accessText(undefined)}`,
     security: securityOf(undefined),
     responses: {
       '200': {
@@ -563,7 +593,7 @@ function healthOperation(): ZodOpenApiOperationObject {
       },
       ...problems,
       '503': {
-        description: `The database does not answer (a health body), or the service is shutting down (${unavailable.description}).`,
+        description: `${check.unavailable} (${unavailable.description}).`,
         headers: headers(...ALWAYS, 'Cache-Control', 'Retry-After'),
         content: {
           'application/json': { schema: HEALTH_SCHEMA, example: { status: 'unavailable', checks: { database: 'unavailable' } } },
@@ -632,7 +662,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
     const item = (paths[API_PREFIX + route.path] ??= {});
     item[route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete'] = operation;
   }
-  paths['/api/health'] = { get: healthOperation() };
+  for (const check of HEALTH_CHECKS) paths[check.path] = { get: healthOperation(check) };
   Object.assign(paths, oauthOpenApi.paths);
 
   const tags = [...new Set([...routes.flatMap((route) => route.tags), 'health'])];
@@ -644,7 +674,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
         version,
         description:
           'Order handling: products, users, orders, payments and fulfillments.\n\n' +
-          '- Every path is whole: resources under `/api/v1` (`/api/<resource>` answers the same), the health check at `/api/health`.\n' +
+          '- Every path is whole: resources under `/api/v1` (`/api/<resource>` answers the same), the health and readiness checks at `/api/health` and `/api/health/ready`.\n' +
           '- Every error is an RFC 9457 problem (`application/problem+json`) whose `type` is `/problems/<slug>`, a page explaining it.\n' +
           '- Access tokens are JWTs sent as `Authorization: Bearer <token>`; the service\'s OAuth 2.0 authorization server (`/oauth/token`, ' +
           '`/oauth/revoke`, metadata at `/.well-known/oauth-authorization-server`, all described here) issues them with the scopes each operation names.\n' +

@@ -132,6 +132,8 @@ const parametersOf = (op: DocumentedOperation): Parameter[] => (op.operation.par
  * members), not as `application/problem+json`.
  */
 const OAUTH_PATHS = ['/oauth/token', '/oauth/revoke', '/.well-known/oauth-authorization-server'];
+/** Health and readiness (server/http/health.ts): their 503 is a health body or a problem. */
+const HEALTH_PATHS = ['/api/health', '/api/health/ready'];
 const answersOAuthErrors = (op: DocumentedOperation) => op.method === 'POST' && OAUTH_PATHS.includes(op.path);
 const FORM = 'application/x-www-form-urlencoded';
 /** A media type's examples: its `example`, or the values of its `examples`. */
@@ -501,6 +503,14 @@ const walks: Record<string, Walk> = {
     success: async () => ({}),
     failure: async () => ({ headers: { accept: 'text/html' }, status: 406 }),
   },
+  // The test app is not told its start is done (server/main.ts does so once it listens): tell it.
+  'health-ready': {
+    success: async () => {
+      t.app.lifecycle.serving();
+      return {};
+    },
+    failure: async () => ({ headers: { accept: 'text/html' }, status: 406 }),
+  },
   // Every grant type is called below ("the OAuth endpoints ..."); the walk uses client credentials.
   'oauth-token': {
     success: async () => ({ body: { grant_type: 'client_credentials', scope: 'orders:read' }, headers: { authorization: (await confidentialClient()).authorization } }),
@@ -649,7 +659,7 @@ const answersLocation = (op: DocumentedOperation) => createsResource(op) || op.p
  * GET operations that have no validator to revalidate (CONTRACT 1: health is live, `no-store`;
  * the OAuth metadata is kept 5 minutes by `max-age`).
  */
-const NOT_CONDITIONAL = new Set(['health', 'oauth-metadata']);
+const NOT_CONDITIONAL = new Set(['health', 'health-ready', 'oauth-metadata']);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -760,11 +770,11 @@ describe('GET /api/openapi.json serves a valid OpenAPI 3.1 document', () => {
     expect(result.valid).toBe(true);
   });
 
-  it('has one server, the origin, and whole paths (/api/v1/..., /api/health, the OAuth endpoints) with no server overrides', () => {
+  it('has one server, the origin, and whole paths (/api/v1/..., /api/health, /api/health/ready, the OAuth endpoints) with no server overrides', () => {
     expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);
     expect(operations.length).toBeGreaterThan(0);
     for (const [path, item] of Object.entries(doc.paths)) {
-      expect(path === '/api/health' || path.startsWith(`${API_PREFIX}/`) || OAUTH_PATHS.includes(path), path).toBe(true);
+      expect(HEALTH_PATHS.includes(path) || path.startsWith(`${API_PREFIX}/`) || OAUTH_PATHS.includes(path), path).toBe(true);
       expect(item.servers, `${path} overrides servers`).toBeUndefined();
     }
     for (const op of operations) expect(op.operation.servers, `${op.method} ${op.path} overrides servers`).toBeUndefined();
@@ -828,7 +838,7 @@ describe('security follows each procedure policy (CONTRACT 7)', () => {
         expect(slugsOf(operation.responses['403'])).toContain('insufficient-scope');
       }
     }
-    expect((doc.paths['/api/health']?.get as Operation).security).toEqual([{}, { bearerAuth: [] }]);
+    for (const path of HEALTH_PATHS) expect((doc.paths[path]?.get as Operation).security, path).toEqual([{}, { bearerAuth: [] }]);
   });
 });
 
@@ -901,7 +911,7 @@ describe('the document states the statuses the contract fixes (CONTRACT 4 and 5)
         const name = `${op.method} ${op.path} ${code}`;
         const media = response.content?.['application/problem+json'];
         expect(media, name).toBeDefined();
-        if (op.operationId !== 'health') expect(Object.keys(response.content ?? {}), name).toEqual(['application/problem+json']);
+        if (!HEALTH_PATHS.includes(op.path)) expect(Object.keys(response.content ?? {}), name).toEqual(['application/problem+json']);
         const slugs = slugsOf(response);
         expect(slugs.length, name).toBeGreaterThan(0);
         for (const slug of slugs) {
