@@ -33,13 +33,27 @@ function withoutMediaExample(value: unknown): unknown {
   return media;
 }
 
+/**
+ * A schema without an `allOf` of bare patterns (the user email's shape and its local part's
+ * length, server/modules/users/users.schemas.ts): patterns say nothing a TypeScript type can, and
+ * openapi-typescript would write each as `unknown` (`string & (unknown & unknown)`).
+ */
+function withoutPatternAllOf(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || !('allOf' in value) || !Array.isArray(value.allOf)) return value;
+  const onlyPatterns = value.allOf.every((member: unknown) => typeof member === 'object' && member !== null && Object.keys(member).join() === 'pattern');
+  if (!onlyPatterns) return value;
+  const schema: Record<string, unknown> = { ...value };
+  delete schema.allOf;
+  return schema;
+}
+
 export async function generateRestTypes(): Promise<string> {
   const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
   const document = buildOpenApiDocument(appRouter, version);
-  // openapi-typescript reads a plain JSON document: drop anything JSON would not carry, and the
+  // openapi-typescript reads a plain JSON document: drop anything JSON would not carry, the
   // request and response examples, which would repeat whole bodies in comments of every operation
-  // (schemas keep their own examples; the docs page shows the rest).
-  const json = JSON.parse(JSON.stringify(document), (_key, value: unknown) => withoutMediaExample(value)) as Parameters<typeof openapiTS>[0];
+  // (schemas keep their own examples; the docs page shows the rest), and pattern-only `allOf`s.
+  const json = JSON.parse(JSON.stringify(document), (_key, value: unknown) => withoutPatternAllOf(withoutMediaExample(value))) as Parameters<typeof openapiTS>[0];
   const ast = await openapiTS(json, { silent: true });
   return header + astToString(ast);
 }

@@ -3,8 +3,11 @@
 # OpenAPI document) against the real service, started as its own process, once on PGlite in
 # memory and once on a throwaway PostgreSQL database. Each backend is fuzzed with a customer token
 # and then with an admin token (the admin run may delete anything, the only admin included, so it
-# comes last), with every check (`--checks all`) and a fixed seed. Any 5xx, or any response that
-# contradicts the document, fails the script. Called by .ci/run before `npm test`.
+# comes last), with every check (`--checks all`) and a fixed seed: the examples, coverage and
+# fuzzing phases operation by operation, and (admin, first) the stateful phase, scenarios of up to
+# 10 requests that follow the document's links (order, confirm, pay, ship; create, read, change,
+# delete; renew and revoke a token). Any 5xx, or any response that contradicts the document,
+# fails the script. Called by .ci/run before `npm test`.
 #
 #   bash scripts/schemathesis.sh
 #
@@ -12,17 +15,27 @@
 #   SCHEMATHESIS_ST     the packed schemathesis (default ../shared/tools/schemathesis/st)
 #   ST_BACKENDS         "pglite postgres" (default) or one of them
 #   ST_ROLES            "customer admin" (default) or one of them
-#   ST_MAX_EXAMPLES     examples per operation and phase (default 30)
+#   ST_MAX_EXAMPLES     examples per operation of the fuzzing phase (default 30)
+#   ST_STATEFUL_SCENARIOS  scenarios of the stateful phase, each at most 10 steps (default 50)
+#   ST_PHASES_ADMIN     the admin run's phases (default examples,coverage,fuzzing,stateful)
+#   ST_PHASES_CUSTOMER  the customer run's phases (default examples,fuzzing; see Budget)
+#   ST_PHASES           the phases of every run, instead of the two above
 #   ST_SEED             hypothesis seed (default 20261123)
 #   ST_RUN_TIMEOUT      seconds one `st run` may take before it counts as failed (default 600)
+#   ST_TIME_BUDGET      seconds the whole script may take (default 1500): a run gets at most what
+#                       is left, and a run that would start with less than 30 s fails unrun
 #   ST_REPORT_DIR       where JUnit/NDJSON reports go (default: a temporary directory, removed)
 #   ST_PG_ADMIN_URL     a PostgreSQL URL allowed to CREATE/DROP DATABASE
 #                       (default: the order_service role of scripts/setup-postgres.sh)
 #
-# Budget: 2 backends x 2 roles x 19 operations, every phase (examples, coverage, fuzzing,
-# stateful). Measured on a shared 2-core machine: 25 examples 6 min 10 s, 40 examples 9 min 24 s
-# in all; the default 30 takes about 7 minutes. Each `st run` is cut off (and fails) at
-# ST_RUN_TIMEOUT, so a slow machine cannot push CI past its limit.
+# Budget: 2 backends x 34 operations x (a customer run: examples and fuzzing; an admin run: the
+# stateful phase, then examples, coverage and fuzzing). The summary gives each run's CPU time
+# (schemathesis and the service), about what it takes on a quiet machine. Measured on a busy
+# 2-core machine (load 8-9), PGlite / PostgreSQL, CPU seconds: customer 64 / 60, admin stateful
+# 56 / 50, admin examples-coverage-fuzzing 132 / 117: about 8 minutes of CPU in all (19 minutes of
+# wall time there). The coverage phase (boundary values of every schema) is most of it; a customer
+# meets 403 before any validation on most operations, so it is the admin run's. A slow machine is
+# cut off, failing: each run at ST_RUN_TIMEOUT, the whole script at ST_TIME_BUDGET.
 # Safe to run twice: fresh in-memory data, a free port, and the PostgreSQL database is dropped
 # before and after the run.
 set -euo pipefail
@@ -33,10 +46,15 @@ st=${SCHEMATHESIS_ST:-../shared/tools/schemathesis/st}
 backends=${ST_BACKENDS:-pglite postgres}
 roles=${ST_ROLES:-customer admin}
 max_examples=${ST_MAX_EXAMPLES:-30}
+stateful_scenarios=${ST_STATEFUL_SCENARIOS:-50}
+phases_admin=${ST_PHASES:-${ST_PHASES_ADMIN:-examples,coverage,fuzzing,stateful}}
+phases_customer=${ST_PHASES:-${ST_PHASES_CUSTOMER:-examples,fuzzing}}
 seed=${ST_SEED:-20261123}
 run_timeout=${ST_RUN_TIMEOUT:-600}
+time_budget=${ST_TIME_BUDGET:-1500}
 pg_admin_url=${ST_PG_ADMIN_URL:-postgres://order_service:order_service@127.0.0.1:5432/postgres}
-pg_database=order_service_schemathesis
+# One database per run: two runs on one machine (two checkouts) never drop each other's.
+pg_database=order_service_schemathesis_$$
 
 if [ ! -x "${st}" ]; then
   echo "schemathesis: ${st} not found (CI clones the repository with ../shared beside it)" >&2
@@ -49,6 +67,7 @@ export JWT_SECRET=schemathesis-ci-only-secret-0123456789abcdef
 export JWT_ISSUER=order-service JWT_AUDIENCE=order-service-api
 admin_email=schemathesis-admin@example.com
 admin_password=schemathesis-admin-password
+# scripts/schemathesis.toml names the customer's credentials too (the password grant's dictionary).
 customer_email=schemathesis-customer@example.com
 customer_password=schemathesis-customer-password
 
@@ -97,7 +116,7 @@ start_service() {
   port=$(free_port)
   base="http://127.0.0.1:${port}"
   env NODE_ENV=test HOST=127.0.0.1 PORT="${port}" DATABASE_URL="${database_url}" DATA_DIR="${work}/data" \
-    RATE_LIMIT_MAX=1000000 LOG_LEVEL=warn ADMIN_EMAIL="${admin_email}" ADMIN_PASSWORD="${admin_password}" \
+    RATE_LIMIT_MAX=1000000 OAUTH_RATE_LIMIT_MAX=1000000 LOG_LEVEL=warn ADMIN_EMAIL="${admin_email}" ADMIN_PASSWORD="${admin_password}" \
     setsid npx tsx server/main.ts >"${log}" 2>&1 &
   service_pid=$!
   for _ in $(seq 1 120); do
@@ -108,6 +127,11 @@ start_service() {
   echo "schemathesis: the service did not become healthy on ${base}; its log:" >&2
   cat "${log}" >&2
   return 1
+}
+
+# CPU seconds the service's processes (its process group: npx, tsx, node) have used so far.
+service_cpu() {
+  ps -eo pgid=,times= | awk -v group="${service_pid}" '$1 == group { s += $2 } END { printf "%d", s }'
 }
 
 api() {
@@ -124,7 +148,8 @@ mint() {
 }
 
 # Prepares a fresh service: finds the bootstrap admin, registers a customer, seeds products and
-# orders, and sets admin_token / customer_token.
+# orders, registers a confidential OAuth client, and sets admin_token / customer_token and
+# ST_CLIENT_ID / ST_CLIENT_SECRET (the `clientBasic` credentials schemathesis.toml reads).
 prepare_data() {
   # On a fresh database the bootstrap admin is the first user (id 1): verify it rather than trust it.
   admin_token=$(mint 1 admin)
@@ -148,31 +173,59 @@ prepare_data() {
   done
   order=$(api POST /api/v1/orders "${customer_token}" "{\"items\":[{\"product_id\":${p3},\"quantity\":3}],\"address\":\"2 Side St\"}" | json_field id)
   api POST "/api/v1/orders/${order}/confirm" "${customer_token}" >/dev/null
+  # First-party and confidential: client credentials, and password grants (with refresh tokens)
+  # for the customer whose credentials the toml's dictionary offers.
+  local client
+  client=$(api POST /api/v1/clients "${admin_token}" '{"name":"Schemathesis","grant_types":["client_credentials","password","refresh_token"],"scopes":["orders:read","orders:write","payments:write","users:read"],"first_party":true,"confidential":true}')
+  ST_CLIENT_ID=$(json_field client_id <<<"${client}")
+  ST_CLIENT_SECRET=$(json_field client_secret <<<"${client}")
+  export ST_CLIENT_ID ST_CLIENT_SECRET
 }
 
 summary=()
 failed=0
+total_started=${SECONDS}
 
-# run_schemathesis <backend> <role> <token>
+# run_schemathesis <backend> <role> <token> <part> <schemathesis options...>: one `st run`.
 run_schemathesis() {
-  local backend=$1 role=$2 token=$3
-  local name="${backend}-${role}" log="${work}/st-${backend}-${role}.log" rc=0 started=${SECONDS}
-  echo "schemathesis: ${backend}, ${role} token (seed ${seed}, ${max_examples} examples)"
+  local backend=$1 role=$2 token=$3 part=$4
+  shift 4
+  local name="${backend}-${role}-${part}" log="${work}/st-${backend}-${role}-${part}.log" rc=0 started=${SECONDS}
+  # Each run gets ST_RUN_TIMEOUT, and no more than what is left of ST_TIME_BUDGET for the script.
+  local limit=$((time_budget - (SECONDS - total_started)))
+  [ "${limit}" -le "${run_timeout}" ] || limit=${run_timeout}
+  if [ "${limit}" -lt 30 ]; then
+    summary+=("$(printf '%-9s %-9s %-9s FAILED (not run: the %ss budget is spent)' "${backend}" "${role}" "${part}" "${time_budget}")")
+    failed=1
+    return 0
+  fi
+  echo "schemathesis: ${backend}, ${role} token, ${part} (seed ${seed}: $*)"
+  local service_cpu_before
+  service_cpu_before=$(service_cpu)
   # Runs in the work directory so that nothing lands in the repository.
   (
     cd "${work}"
-    timeout --kill-after=30 "${run_timeout}" "${st}" --config-file "${repo}/scripts/schemathesis.toml" run \
+    st_rc=0
+    # The token goes where the document asks for bearerAuth (schemathesis.toml), not on every
+    # request: the OAuth endpoints take the client's HTTP Basic instead.
+    ST_BEARER_TOKEN="${token}" timeout --kill-after=30 "${limit}" "${st}" --config-file "${repo}/scripts/schemathesis.toml" run \
       "${base}/api/openapi.json" \
       --checks all \
-      -H "Authorization: Bearer ${token}" \
+      "$@" \
       --seed "${seed}" \
-      --max-examples "${max_examples}" \
       --generation-database none \
       --suppress-health-check filter_too_much,too_slow \
       --request-timeout 30 \
       --no-color \
-      --report junit,ndjson --report-dir "${report_dir}/${name}"
+      --report junit,ndjson --report-dir "${report_dir}/${name}" || st_rc=$?
+    # The CPU schemathesis used (its children's user and system time): on a busy machine the
+    # wall time says little about what the run costs on a quiet one.
+    times >"${work}/cpu-${name}"
+    exit "${st_rc}"
   ) >"${log}" 2>&1 || rc=$?
+  local st_cpu service_cpu_used
+  st_cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } } END { printf "%d", s }' "${work}/cpu-${name}" 2>/dev/null || echo '?')
+  service_cpu_used=$(($(service_cpu) - service_cpu_before))
   # The live progress is noise in a CI log: print from the errors or failures (or the summary) on,
   # with schemathesis's "===== TEXT =====" rules written "-- TEXT --". Its closing one ("=== 3
   # warnings in 63.83s ===") has the form of pytest's closing line, and a CI reader that knows
@@ -186,18 +239,20 @@ run_schemathesis() {
   else
     sed -E -e "${closing}" -e "${rules}" "${log}"
   fi
-  local cases verdict
+  local cases links verdict
   cases=$(grep -Eo '[0-9]+ generated[^│]*' "${log}" | tail -1 || true)
+  # The stateful phase's "API Links: 9 covered / 40 selected / 40 total": links it followed.
+  links=$(grep -Eo 'API Links: +[0-9]+ covered / [0-9]+ selected / [0-9]+ total( \([0-9]+ inferred\))?' "${log}" | tail -1 | sed -E 's/API Links: +/links /' || true)
   if [ "${rc}" -eq 0 ]; then
     verdict=passed
   elif [ "${rc}" -eq 124 ]; then
-    verdict="FAILED (over the ${run_timeout}s budget)"
+    verdict="FAILED (cut at ${limit}s: over budget)"
     failed=1
   else
     verdict="FAILED (exit ${rc})"
     failed=1
   fi
-  summary+=("$(printf '%-9s %-9s %-40s %4ss  %s' "${backend}" "${role}" "${verdict}" "$((SECONDS - started))" "${cases}")")
+  summary+=("$(printf '%-9s %-9s %-9s %-32s %4ss (CPU: st %4ss, service %4ss)  %s%s' "${backend}" "${role}" "${part}" "${verdict}" "$((SECONDS - started))" "${st_cpu}" "${service_cpu_used}" "${cases% }" "${links:+; ${links}}")")
 }
 
 # fuzz_backend <backend> <DATABASE_URL>
@@ -209,7 +264,20 @@ fuzz_backend() {
     local log="${work}/service-${backend}-${role}.log"
     start_service "${database_url}" "${log}"
     prepare_data
-    if [ "${role}" = admin ]; then run_schemathesis "${backend}" admin "${admin_token}"; else run_schemathesis "${backend}" customer "${customer_token}"; fi
+    local token=${customer_token} phases=${phases_customer}
+    [ "${role}" = customer ] || { token=${admin_token}; phases=${phases_admin}; }
+    local unit_phases
+    unit_phases=$(tr ',' '\n' <<<"${phases}" | grep -vx stateful | paste -sd, - || true)
+    # The stateful phase first, while the data is as prepare_data left it (the other phases spend
+    # idempotency keys a scenario would replay, and delete the OAuth client), with its own budget:
+    # scenarios of valid steps along the document's links (on the command line: --max-examples and
+    # --mode there override the configuration file's). Then every other phase, ST_MAX_EXAMPLES each.
+    if tr ',' '\n' <<<"${phases}" | grep -qx stateful; then
+      run_schemathesis "${backend}" "${role}" "${token}" stateful --phases stateful --max-examples "${stateful_scenarios}" --mode positive
+    fi
+    if [ -n "${unit_phases}" ]; then
+      run_schemathesis "${backend}" "${role}" "${token}" unit --phases "${unit_phases}" --max-examples "${max_examples}"
+    fi
     if ! kill -0 "${service_pid}" 2>/dev/null; then
       echo "schemathesis: the service died during the run; its log:" >&2
       cat "${log}" >&2
@@ -226,7 +294,6 @@ fuzz_backend() {
   done
 }
 
-total_started=${SECONDS}
 for backend in ${backends}; do
   case "${backend}" in
     pglite) fuzz_backend pglite memory:// ;;
@@ -241,7 +308,7 @@ for backend in ${backends}; do
 done
 
 echo
-echo "schemathesis summary (seed ${seed}, ${max_examples} examples per operation, $((SECONDS - total_started))s):"
+echo "schemathesis summary (seed ${seed}, ${max_examples} examples per operation, ${stateful_scenarios} stateful scenarios; $((SECONDS - total_started))s of the ${time_budget}s budget):"
 printf '%s\n' "${summary[@]}"
 [ -z "${ST_REPORT_DIR:-}" ] || echo "reports: ${report_dir}"
 if [ "${failed}" -ne 0 ]; then

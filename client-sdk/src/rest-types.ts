@@ -442,6 +442,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness check
+         * @description Whether to send requests to this instance (for a load balancer): 200 `ok` (or `degraded` when only the rate-limit store is down) once it listens and its bootstrap is done; 503 while it starts, from the moment it is told to stop (before its drain, so that traffic moves elsewhere first), and while its database does not answer. Never cached.
+         *
+         *     **Access:** public; a token is optional (an invalid or expired one is still refused with 401).
+         */
+        get: operations["health-ready"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get tokens (every grant)
+         * @description The token endpoint (RFC 6749 sections 3.2 and 4-6): an access token for a grant, with a refresh token for a user's grants. The body is a form (`application/x-www-form-urlencoded`) or the same parameters as a JSON object of strings; parameters a grant does not define are ignored, a defined one sent twice is 400. Clients authenticate with HTTP Basic or `client_secret` (confidential) or `client_id` alone (public). Limited to 20 requests a minute per client address by default (`OAUTH_RATE_LIMIT_MAX`). Errors are RFC 6749 JSON with problem-details members.
+         */
+        post: operations["oauth-token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a token (sign out)
+         * @description Token revocation (RFC 7009), with the same client authentication as the token endpoint. Answers 200 with no body for a revoked token and for an unknown one alike (section 2.2); a token issued to another client is 400 `invalid_grant` and stays valid.
+         */
+        post: operations["oauth-revoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Authorization server metadata
+         * @description Where the endpoints are and what they support (RFC 8414), for OAuth client libraries to discover. Cacheable for 5 minutes; no token is read.
+         */
+        get: operations["oauth-metadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -696,6 +778,173 @@ export interface components {
             path: string;
             /** @description Any JSON value, null included. */
             value: unknown;
+        };
+        /** @description A grant: `grant_type` and its parameters, with the client's own when it does not use HTTP Basic. */
+        TokenRequest: components["schemas"]["AuthorizationCodeGrant"] | components["schemas"]["RefreshTokenGrant"] | components["schemas"]["ClientCredentialsGrant"] | components["schemas"]["PasswordGrant"];
+        /**
+         * Authorization code with PKCE
+         * @description RFC 6749 section 4.1.3 with RFC 7636: the code `/oauth/authorize` redirected with, for browser and mobile apps. Parameters the grant does not define are ignored.
+         */
+        AuthorizationCodeGrant: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            grant_type: "authorization_code";
+            /** @description The authorization code of the redirect: single use, valid 60 seconds. */
+            code: string;
+            /** @description The `redirect_uri` of the authorization request, exactly. */
+            redirect_uri: string;
+            /** @description The PKCE verifier (RFC 7636) whose S256 challenge the authorization request sent. */
+            code_verifier: string;
+            /** @description The client's id. A public client authenticates with it alone (`none`); a confidential one sends it with `client_secret` (`client_secret_post`), or uses HTTP Basic instead (`clientBasic`; then leave it out or send the same id). */
+            client_id?: string;
+            /** @description A confidential client's secret (`client_secret_post`); never together with HTTP Basic (400 `invalid_request`). */
+            client_secret?: string;
+        };
+        /**
+         * Refresh token (rotating)
+         * @description RFC 6749 section 6: a new access token and a new refresh token; the one sent is used up, and sending it again revokes every token of its sign-in. Parameters the grant does not define are ignored.
+         */
+        RefreshTokenGrant: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            grant_type: "refresh_token";
+            /** @description The refresh token of the last answer. */
+            refresh_token: string;
+            /** @description Scopes to grant, separated by spaces; only within the scope originally granted (400 `invalid_scope` otherwise). Left out: all of them. */
+            scope?: string;
+            /** @description The client's id. A public client authenticates with it alone (`none`); a confidential one sends it with `client_secret` (`client_secret_post`), or uses HTTP Basic instead (`clientBasic`; then leave it out or send the same id). */
+            client_id?: string;
+            /** @description A confidential client's secret (`client_secret_post`); never together with HTTP Basic (400 `invalid_request`). */
+            client_secret?: string;
+        };
+        /**
+         * Client credentials (a confidential client for itself)
+         * @description RFC 6749 section 4.4: a confidential client's own token (role `service`, `sub` its id), without a refresh token. Parameters the grant does not define are ignored.
+         */
+        ClientCredentialsGrant: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            grant_type: "client_credentials";
+            /** @description Scopes to grant, separated by spaces; only within the client's registered scopes (400 `invalid_scope` otherwise). Left out: all of them. */
+            scope?: string;
+            /** @description The client's id. A public client authenticates with it alone (`none`); a confidential one sends it with `client_secret` (`client_secret_post`), or uses HTTP Basic instead (`clientBasic`; then leave it out or send the same id). */
+            client_id?: string;
+            /** @description A confidential client's secret (`client_secret_post`); never together with HTTP Basic (400 `invalid_request`). */
+            client_secret?: string;
+        };
+        /**
+         * Resource owner password (first-party apps)
+         * @description RFC 6749 section 4.3, for first-party clients only: a user's email and password. Repeated failures make further attempts wait (400 `invalid_grant` with `Retry-After`). Parameters the grant does not define are ignored.
+         */
+        PasswordGrant: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            grant_type: "password";
+            /** @description The user's email. */
+            username: string;
+            /**
+             * Format: password
+             * @description The user's password.
+             */
+            password: string;
+            /** @description Scopes to grant, separated by spaces; only within the client's registered scopes (400 `invalid_scope` otherwise). Left out: all of them. */
+            scope?: string;
+            /** @description The client's id. A public client authenticates with it alone (`none`); a confidential one sends it with `client_secret` (`client_secret_post`), or uses HTTP Basic instead (`clientBasic`; then leave it out or send the same id). */
+            client_id?: string;
+            /** @description A confidential client's secret (`client_secret_post`); never together with HTTP Basic (400 `invalid_request`). */
+            client_secret?: string;
+        };
+        /** @description RFC 7009 section 2.1, with client authentication. Parameters it does not define are ignored. */
+        RevocationRequest: {
+            /** @description The token to revoke. A refresh token is revoked with every token of its sign-in; an access token (a JWT the service never looks up) stays valid until it expires, and the answer is 200 all the same. */
+            token: string;
+            /** @description `refresh_token` or `access_token`: only a hint, the form of the token decides. */
+            token_type_hint?: string;
+            /** @description The client's id. A public client authenticates with it alone (`none`); a confidential one sends it with `client_secret` (`client_secret_post`), or uses HTTP Basic instead (`clientBasic`; then leave it out or send the same id). */
+            client_id?: string;
+            /** @description A confidential client's secret (`client_secret_post`); never together with HTTP Basic (400 `invalid_request`). */
+            client_secret?: string;
+        };
+        /**
+         * @description RFC 6749 section 5.1. Never cached (`Cache-Control: no-store`).
+         * @example {
+         *       "access_token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxNyIsInJvbGUiOiJjdXN0b21lciJ9.dBjftJeZ4CVPmB92K27uhbUJU1p1rwW1gFWFOEjXk",
+         *       "token_type": "Bearer",
+         *       "expires_in": 900,
+         *       "refresh_token": "eki2oU6N5u3qGkq1N7R2qB4sPpU0yT8cVxWm9aZdLfE",
+         *       "scope": "orders:read orders:write"
+         *     }
+         */
+        TokenResponse: {
+            /** @description A JWT to send as `Authorization: Bearer <token>` to `/api/v1`. */
+            access_token: string;
+            /** @constant */
+            token_type: "Bearer";
+            /** @description Seconds the access token is valid (15 minutes by default). */
+            expires_in: number;
+            /** @description For a user's tokens when the client may use the `refresh_token` grant (never for `client_credentials`). Single use: each renewal answers a new one. */
+            refresh_token?: string;
+            /** @description The scopes granted, separated by spaces. */
+            scope: string;
+        };
+        /** @description An error of the token or revocation endpoint (RFC 6749 section 5.2), as `application/json`: `error` and `error_description` for OAuth clients, beside the problem-details members (`type` `/problems/<slug>`, `title`, `status`, `detail`, `instance`, `request_id`). `error`: `invalid_request` a parameter is missing, repeated or malformed, the body is no form or JSON object, or it is too large or of another media type; `invalid_client` client authentication failed; `invalid_grant` the code, refresh token or credentials are invalid, expired, used or issued to another client; `unauthorized_client` the client may not use this grant; `unsupported_grant_type` the `grant_type` is none of the four; `invalid_scope` the scope is malformed or beyond what may be granted; `temporarily_unavailable` the rate limit is spent, or the database does not answer; `server_error` an unexpected error (logged with the request id). */
+        OAuthError: {
+            /** @enum {string} */
+            error: "invalid_request" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "invalid_client" | "temporarily_unavailable" | "server_error";
+            /** @description What went wrong, the same as `detail` in printable ASCII without `"` and `\`. */
+            error_description: string;
+        } & components["schemas"]["Problem"];
+        /** @description Authorization server metadata (RFC 8414 section 2). */
+        AuthorizationServerMetadata: {
+            /**
+             * Format: uri
+             * @description The issuer identifier: `PUBLIC_URL`, else the address the service listens on.
+             */
+            issuer: string;
+            /**
+             * Format: uri
+             * @description The sign-in page (`/oauth/authorize`).
+             */
+            authorization_endpoint: string;
+            /**
+             * Format: uri
+             * @description POST /oauth/token.
+             */
+            token_endpoint: string;
+            /**
+             * Format: uri
+             * @description POST /oauth/revoke.
+             */
+            revocation_endpoint: string;
+            /** @description Every scope. */
+            scopes_supported: ("orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage")[];
+            /** @description Only `code`. */
+            response_types_supported: "code"[];
+            /** @description Only `query`. */
+            response_modes_supported: "query"[];
+            /** @description The four grant types. */
+            grant_types_supported: ("authorization_code" | "refresh_token" | "client_credentials" | "password")[];
+            /** @description Only `S256`. */
+            code_challenge_methods_supported: "S256"[];
+            /** @description `none` (public clients), `client_secret_basic`, `client_secret_post`. */
+            token_endpoint_auth_methods_supported: ("none" | "client_secret_basic" | "client_secret_post")[];
+            /** @description The same as the token endpoint. */
+            revocation_endpoint_auth_methods_supported: ("none" | "client_secret_basic" | "client_secret_post")[];
+            /** @description The authorization response names its issuer (`iss`, RFC 9207). */
+            authorization_response_iss_parameter_supported: boolean;
+            /**
+             * Format: uri
+             * @description This API's documentation (`/api/docs`).
+             */
+            service_documentation: string;
         };
         /**
          * @description customer or admin.
@@ -1119,6 +1368,8 @@ export interface components {
         "Accept-Post": string;
         /** @description Media types this PATCH accepts. */
         "Accept-Patch": string;
+        /** @description The Basic challenge of a failed client authentication that used the `Authorization` header (RFC 6749 section 5.2). */
+        BasicChallenge: string;
     };
     pathItems: never;
 }
@@ -6921,6 +7172,573 @@ export interface operations {
                         };
                     };
                     "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "health-ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Healthy. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok" | "degraded" | "unavailable";
+                        checks: {
+                            /** @enum {string} */
+                            database: "ok" | "unavailable";
+                            /** @enum {string} */
+                            rate_limit_store?: "ok" | "unavailable";
+                        };
+                    };
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description The service is starting or stopping, or its database does not answer (a health body), or it is draining its connections (Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable.). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok" | "degraded" | "unavailable";
+                        checks: {
+                            /** @enum {string} */
+                            database: "ok" | "unavailable";
+                            /** @enum {string} */
+                            rate_limit_store?: "ok" | "unavailable";
+                        };
+                    };
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "oauth-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The grant: `grant_type` and its parameters. */
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["TokenRequest"];
+                "application/json": components["schemas"]["TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The tokens. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenResponse"];
+                };
+            };
+            /** @description `error` `invalid_request`, `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`, `invalid_client`; problem [`/problems/invalid-request`](/problems/invalid-request) Invalid OAuth request; [`/problems/invalid-grant`](/problems/invalid-grant) Invalid grant; [`/problems/unauthorized-client`](/problems/unauthorized-client) Unauthorized client; [`/problems/unsupported-grant-type`](/problems/unsupported-grant-type) Unsupported grant type; [`/problems/invalid-scope`](/problems/invalid-scope) Invalid scope; [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/invalid-client`](/problems/invalid-client) Client authentication failed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "invalid_request" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "invalid_client";
+                        /** @enum {string} */
+                        type?: "/problems/invalid-request" | "/problems/invalid-grant" | "/problems/unauthorized-client" | "/problems/unsupported-grant-type" | "/problems/invalid-scope" | "/problems/malformed-request" | "/problems/invalid-client";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `error` `invalid_client`; problem [`/problems/invalid-client`](/problems/invalid-client) Client authentication failed. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    "WWW-Authenticate": components["headers"]["BasicChallenge"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "invalid_client";
+                        /** @enum {string} */
+                        type?: "/problems/invalid-client";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `error` `invalid_request`; problem [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                        /** @enum {string} */
+                        type?: "/problems/payload-too-large";
+                        /** @constant */
+                        status?: 413;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `error` `invalid_request`; problem [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                        /** @enum {string} */
+                        type?: "/problems/unsupported-media-type";
+                        /** @constant */
+                        status?: 415;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `error` `temporarily_unavailable`; problem [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "temporarily_unavailable";
+                        /** @enum {string} */
+                        type?: "/problems/rate-limited";
+                        /** @constant */
+                        status?: 429;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `error` `server_error`; problem [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "server_error";
+                        /** @enum {string} */
+                        type?: "/problems/internal-error";
+                        /** @constant */
+                        status?: 500;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `error` `temporarily_unavailable`; problem [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "temporarily_unavailable";
+                        /** @enum {string} */
+                        type?: "/problems/service-unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    "oauth-revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The token to revoke. */
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["RevocationRequest"];
+                "application/json": components["schemas"]["RevocationRequest"];
+            };
+        };
+        responses: {
+            /** @description Revoked, or unknown: no body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `error` `invalid_request`, `invalid_grant`, `invalid_client`; problem [`/problems/invalid-request`](/problems/invalid-request) Invalid OAuth request; [`/problems/invalid-grant`](/problems/invalid-grant) Invalid grant; [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/invalid-client`](/problems/invalid-client) Client authentication failed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "invalid_request" | "invalid_grant" | "invalid_client";
+                        /** @enum {string} */
+                        type?: "/problems/invalid-request" | "/problems/invalid-grant" | "/problems/malformed-request" | "/problems/invalid-client";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `error` `invalid_client`; problem [`/problems/invalid-client`](/problems/invalid-client) Client authentication failed. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    "WWW-Authenticate": components["headers"]["BasicChallenge"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "invalid_client";
+                        /** @enum {string} */
+                        type?: "/problems/invalid-client";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `error` `invalid_request`; problem [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                        /** @enum {string} */
+                        type?: "/problems/payload-too-large";
+                        /** @constant */
+                        status?: 413;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `error` `invalid_request`; problem [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "invalid_request";
+                        /** @enum {string} */
+                        type?: "/problems/unsupported-media-type";
+                        /** @constant */
+                        status?: 415;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `error` `temporarily_unavailable`; problem [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "temporarily_unavailable";
+                        /** @enum {string} */
+                        type?: "/problems/rate-limited";
+                        /** @constant */
+                        status?: 429;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `error` `server_error`; problem [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "server_error";
+                        /** @enum {string} */
+                        type?: "/problems/internal-error";
+                        /** @constant */
+                        status?: 500;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `error` `temporarily_unavailable`; problem [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `no-store`: tokens and their errors are never cached (RFC 6749 section 5.1). */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches. */
+                    Pragma?: "no-cache";
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "temporarily_unavailable";
+                        /** @enum {string} */
+                        type?: "/problems/service-unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    "oauth-metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `public, max-age=300`. */
+                    "Cache-Control"?: "public, max-age=300";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
             };
         };

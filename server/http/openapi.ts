@@ -3,6 +3,8 @@
  * same procedures, schemas, statuses and policies the REST facade serves, so the document says
  * what the service really does. Paths are whole (`/api/v1/...`, `/api/health`) under one server,
  * the origin the document is served from, so every generator calls every operation correctly.
+ * The authorization server's endpoints (plain routes, not procedures) are described by the oauth
+ * module (server/oauth/openapi-paths.ts) and gathered here.
  */
 import type { AnyRouter } from '@trpc/server';
 import type { z } from 'zod';
@@ -12,7 +14,9 @@ import { MAX_LISTED_ERRORS, problemTypes, type Problem, type ProblemSlug } from 
 import { API_PREFIX } from '../lib/api-paths.ts';
 import { examples, Id } from '../modules/common.schemas.ts';
 import { ORDER_STATUSES } from '../modules/orders/orders.rules.ts';
+import { oauthOpenApi } from '../oauth/openapi-paths.ts';
 import { IDEMPOTENCY_HEADER, isCreatingOperation } from '../trpc/idempotency.ts';
+import { linksOf, operationIdOf } from './openapi-links.ts';
 import { restRoutes, type RestRoute } from './rest-routes.ts';
 
 type Json = Record<string, unknown>;
@@ -374,11 +378,11 @@ const pascal = (path: string) => path.split(/[.-]/).map((part) => part.charAt(0)
 
 const ReadOnlyId = Id.optional().meta({ readOnly: true, description: 'Read-only: ignored when sent back (the path names the resource).' });
 
-function buildOperation(route: RestRoute): ZodOpenApiOperationObject {
+function buildOperation(route: RestRoute, routes: readonly RestRoute[]): ZodOpenApiOperationObject {
   const creating = isCreatingOperation({ openapi: { method: route.method }, rest: route.rest });
   const isRead = route.method === 'GET';
   const status = route.rest.status ?? 200;
-  const operationId = route.procedurePath.replace(/\./g, '-');
+  const operationId = operationIdOf(route);
   const description = [route.description ?? route.summary ?? '', accessText(route.policy)].filter(Boolean).join('\n\n');
 
   const parameters: oas31.ReferenceObject[] = [];
@@ -428,10 +432,12 @@ function buildOperation(route: RestRoute): ZodOpenApiOperationObject {
       ...(content ? { content } : {}),
     };
   }
+  const links = linksOf(route, routes);
   responses[String(status)] = {
     description: { 200: 'Success.', 201: 'Created.', 202: 'Accepted: the work is requested; Location names it.', 204: 'Done; no body.' }[status],
     headers: headers(...success),
     ...(content ? { content } : {}),
+    ...(links ? { links } : {}),
   };
   if (isRead) {
     responses['304'] = {
@@ -536,18 +542,48 @@ const HEALTH_SCHEMA: Json = {
   },
 };
 
-function healthOperation(): ZodOpenApiOperationObject {
-  const instance = '/api/health';
-  const problems = problemResponses(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error'], instance, undefined);
-  const unavailable = problemResponse(['service-unavailable'], instance, undefined);
-  return {
+interface HealthCheck {
+  path: string;
+  operationId: string;
+  summary: string;
+  /** What 200 and 503 mean for this check. */
+  description: string;
+  /** When it answers 503: a health body, or the `service-unavailable` problem. */
+  unavailable: string;
+}
+
+/** `GET /api/health` and `GET /api/health/ready` (server/http/health.ts): the same body, never cached. */
+const HEALTH_CHECKS: HealthCheck[] = [
+  {
+    path: '/api/health',
     operationId: 'health',
-    tags: ['health'],
     summary: 'Health check',
     description:
       'Whether the service and its database answer: 200 `ok` (or `degraded` when only the rate-limit store is down), 503 when the database ' +
-      'does not answer or the service is shutting down. Never cached.\n\n' +
-      accessText(undefined),
+      'does not answer or the service is shutting down.',
+    unavailable: 'The database does not answer (a health body), or the service is shutting down',
+  },
+  {
+    path: '/api/health/ready',
+    operationId: 'health-ready',
+    summary: 'Readiness check',
+    description:
+      'Whether to send requests to this instance (for a load balancer): 200 `ok` (or `degraded` when only the rate-limit store is down) once ' +
+      'it listens and its bootstrap is done; 503 while it starts, from the moment it is told to stop (before its drain, so that traffic ' +
+      'moves elsewhere first), and while its database does not answer.',
+    unavailable: 'The service is starting or stopping, or its database does not answer (a health body), or it is draining its connections',
+  },
+];
+
+function healthOperation(check: HealthCheck): ZodOpenApiOperationObject {
+  const instance = check.path;
+  const problems = problemResponses(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error'], instance, undefined);
+  const unavailable = problemResponse(['service-unavailable'], instance, undefined);
+  return {
+    operationId: check.operationId,
+    tags: ['health'],
+    summary: check.summary,
+    description: `${check.description} Never cached.\n\n${accessText(undefined)}`,
     security: securityOf(undefined),
     responses: {
       '200': {
@@ -557,7 +593,7 @@ function healthOperation(): ZodOpenApiOperationObject {
       },
       ...problems,
       '503': {
-        description: `The database does not answer (a health body), or the service is shutting down (${unavailable.description}).`,
+        description: `${check.unavailable} (${unavailable.description}).`,
         headers: headers(...ALWAYS, 'Cache-Control', 'Retry-After'),
         content: {
           'application/json': { schema: HEALTH_SCHEMA, example: { status: 'unavailable', checks: { database: 'unavailable' } } },
@@ -621,12 +657,13 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
   const paths: ZodOpenApiPathsObject = {};
   const usedSlugs = new Set<ProblemSlug>(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error', 'service-unavailable']);
   for (const route of routes) {
-    const operation = buildOperation(route);
+    const operation = buildOperation(route, routes);
     for (const slug of problemSlugs(route, isCreatingOperation({ openapi: { method: route.method }, rest: route.rest }))) usedSlugs.add(slug);
     const item = (paths[API_PREFIX + route.path] ??= {});
     item[route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete'] = operation;
   }
-  paths['/api/health'] = { get: healthOperation() };
+  for (const check of HEALTH_CHECKS) paths[check.path] = { get: healthOperation(check) };
+  Object.assign(paths, oauthOpenApi.paths);
 
   const tags = [...new Set([...routes.flatMap((route) => route.tags), 'health'])];
   const document = createDocument(
@@ -637,17 +674,17 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
         version,
         description:
           'Order handling: products, users, orders, payments and fulfillments.\n\n' +
-          '- Every path is whole: resources under `/api/v1` (`/api/<resource>` answers the same), the health check at `/api/health`.\n' +
+          '- Every path is whole: resources under `/api/v1` (`/api/<resource>` answers the same), the health and readiness checks at `/api/health` and `/api/health/ready`.\n' +
           '- Every error is an RFC 9457 problem (`application/problem+json`) whose `type` is `/problems/<slug>`, a page explaining it.\n' +
-          '- Access tokens are JWTs sent as `Authorization: Bearer <token>`; the service\'s OAuth 2.0 authorization server (`/oauth`, metadata at ' +
-          '`/.well-known/oauth-authorization-server`) issues them with the scopes each operation names.\n' +
+          '- Access tokens are JWTs sent as `Authorization: Bearer <token>`; the service\'s OAuth 2.0 authorization server (`/oauth/token`, ' +
+          '`/oauth/revoke`, metadata at `/.well-known/oauth-authorization-server`, all described here) issues them with the scopes each operation names.\n' +
           '- Reads carry `ETag` (304 on `If-None-Match`), writes take `If-Match` (412 when stale), creating POSTs take `Idempotency-Key`.',
         contact: { name: 'order-service maintainers', url: 'https://github.com/order-service/order-service', email: 'api@order-service.example' },
         license: { name: 'MIT', url: 'https://github.com/order-service/order-service/blob/main/LICENSE' },
       },
       // The origin the document is served from; every path carries its prefix.
       servers: [{ url: '/', description: 'This service (the origin serving this document).' }],
-      tags: tags.map((name) => ({ name, description: TAG_DESCRIPTIONS[name.toLowerCase()] ?? `Operations on ${name}.` })),
+      tags: [...tags.map((name) => ({ name, description: TAG_DESCRIPTIONS[name.toLowerCase()] ?? `Operations on ${name}.` })), oauthOpenApi.tag],
       paths,
       components: {
         securitySchemes: {
@@ -657,6 +694,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
             bearerFormat: 'JWT',
             description: 'An access token (JWT) from the OAuth 2.0 endpoints below, or from an accepted external issuer.',
           },
+          ...oauthOpenApi.securitySchemes,
           oauth2: {
             type: 'oauth2',
             description:
@@ -674,13 +712,14 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
             },
           },
         },
-        headers: HEADERS as unknown as Record<string, oas31.HeaderObject>,
+        headers: { ...HEADERS, ...oauthOpenApi.headers } as unknown as Record<string, oas31.HeaderObject>,
         parameters: PARAMETERS as unknown as Record<string, oas31.ParameterObject>,
         schemas: {
           Problem: PROBLEM_BASE as oas31.SchemaObject,
           FieldError: FIELD_ERROR as oas31.SchemaObject,
           ...(Object.fromEntries([...usedSlugs].map((slug) => [schemaName(slug), problemSchema(slug)])) as Record<string, oas31.SchemaObject>),
           ...(JSON_PATCH_SCHEMAS as Record<string, oas31.SchemaObject>),
+          ...(oauthOpenApi.schemas as Record<string, oas31.SchemaObject>),
         },
       },
     },

@@ -89,10 +89,17 @@ export function noStore(reply: FastifyReply): FastifyReply {
   return reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
 }
 
+/**
+ * The body of an OAuth error answer (the OpenAPI document's examples are made by it too). The
+ * status is the error's own (an `invalid_client` may be 400 or 401), in the body as on the answer.
+ */
+export function oauthErrorBody(error: OAuthErrorCode, domain: DomainError, instance: string, requestId: string) {
+  return { error, error_description: asDescription(domain.message), ...problemBody(domain, instance, requestId), status: domain.status };
+}
+
 export function sendOAuthError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {
   const { error, domain } = toOAuthError(thrown);
   logFailure(request.log, domain, { reqId: request.id }, 'request failed');
-  // The status is the error's own (an `invalid_client` may be 400 or 401), in the body as on the answer.
-  const body = { error, error_description: asDescription(domain.message), ...problemBody(domain, request.url.split('?')[0], String(request.id)), status: domain.status };
+  const body = oauthErrorBody(error, domain, request.url.split('?')[0] ?? request.url, String(request.id));
   return noStore(reply.code(body.status).headers(domain.headers)).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }

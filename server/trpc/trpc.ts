@@ -33,6 +33,28 @@ export interface RestMeta {
    * with an `Idempotency-Key`, so a replay answers without them (server/trpc/idempotency.ts).
    */
   notReplayed?: readonly string[];
+  /**
+   * The next steps a client takes with this operation's answer beyond those its `location` names
+   * (the OpenAPI document derives those): OpenAPI links, which schemathesis's stateful phase follows.
+   */
+  links?: readonly RestLink[];
+}
+
+/**
+ * A next step from an operation's answer to another procedure: which of the target's path
+ * parameters and body members come from which members of the answer, named by JSON pointer into
+ * it, e.g. paying a confirmed order: `{ to: 'payments.create', body: { order_id: 'id', amount: 'total' } }`,
+ * or ordering the first product of a page: `body: { items: [{ product_id: 'data/0/id', quantity: 1 }] }`.
+ */
+export interface RestLink {
+  /** The target procedure's dotted path on the router. */
+  to: string;
+  /** Target path parameter -> pointer into the answer. */
+  parameters?: Readonly<Record<string, string>>;
+  /** Members of the target's body: every string a pointer into the answer, anything else as it is. */
+  body?: Readonly<Record<string, unknown>>;
+  /** What the step does, for the document. */
+  description: string;
 }
 
 /** `policy`: who may call the procedure (server/auth/policy.ts); every procedure declares one. */

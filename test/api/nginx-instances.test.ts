@@ -1,5 +1,5 @@
 /**
- * Issue 23 item 5 (CONTRACT section 13, "many instances"): the service as a team deploys it. Three
+ * Issue 23 item 5 (docs/operations.md#several-instances): the service as a team deploys it. Three
  * service processes on one PostgreSQL database and one redis-server, behind Debian's nginx running
  * the repository's own configuration (deploy/nginx.conf, shown in docs/operations.md), and every
  * request goes through nginx. They behave as one service: one rate limit, one payment per
@@ -155,7 +155,7 @@ describe.skipIf(!onPostgres || !hasRedisServer || !hasNginx)('three instances be
     });
   });
 
-  describe('exactly one payment per Idempotency-Key (CONTRACT section 8)', () => {
+  describe('exactly one payment per Idempotency-Key (docs/api.md#idempotency)', () => {
     it('a keyed payment sent three times, each landing on another instance: one 201, then replays of it (200, Idempotent-Replayed); one payment', async () => {
       const customer = await createUserRow(db(), tokens, 'customer');
       const order = await confirmedOrder(customer);

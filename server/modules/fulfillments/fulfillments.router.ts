@@ -14,7 +14,13 @@ export const fulfillmentsRouter = router({
   request: writer
     .meta({
       openapi: { method: 'POST', path: '/orders/{id}/send-to-fulfillment', tags, summary: 'Send a paid order to fulfillment (a requested fulfillment)', description: 'Sends a paid order to fulfillment: a `requested` fulfillment, answered 202 with its `Location`. A second request while one is open is 409 `conflict`; an order that is not paid is 409 `invalid-state-transition`.' },
-      rest: { status: 202, location: '/orders/{order_id}/fulfillments/{id}', kind: 'item', problems: [...writeProblems] },
+      rest: {
+        status: 202,
+        location: '/orders/{order_id}/fulfillments/{id}',
+        kind: 'item',
+        problems: [...writeProblems],
+        links: [{ to: 'fulfillments.create', parameters: { id: 'order_id' }, description: 'Ship the order: its requested fulfillment becomes the shipped one.' }],
+      },
     })
     .input(OrderIdParam)
     .output(Fulfillment)

@@ -14,7 +14,16 @@ export const ordersRouter = router({
   create: writer
     .meta({
       openapi: { method: 'POST', path: '/orders', tags, summary: 'Create a draft order', description: "Creates a draft order. Each item captures its product's current price (`unit_price`, `line_total`; `total` is their sum). A customer orders for themself (`customer_id` omitted or their own id; another is 403); admins and service clients name the customer. An unknown or archived product is 422 naming the item." },
-      rest: { status: 201, location: '/orders/{id}', kind: 'item', problems: ['forbidden'] },
+      rest: {
+        status: 201,
+        location: '/orders/{id}',
+        kind: 'item',
+        problems: ['forbidden'],
+        links: [
+          { to: 'orders.confirm', parameters: { id: 'id' }, description: 'Confirm the draft (reserves stock).' },
+          { to: 'orders.cancel', parameters: { id: 'id' }, description: 'Cancel the draft.' },
+        ],
+      },
     })
     .input(OrderCreate)
     .output(Order)
@@ -66,7 +75,11 @@ export const ordersRouter = router({
   confirm: writer
     .meta({
       openapi: { method: 'POST', path: '/orders/{id}/confirm', tags, summary: 'Confirm a draft order (reserves stock)', description: 'Moves a draft order to confirmed. It needs at least one item and an address (422 names what is missing) and reserves stock for every line or for none (409 `insufficient-stock`).' },
-      rest: { kind: 'item', problems: [...writeProblems, 'validation-error'] },
+      rest: {
+        kind: 'item',
+        problems: [...writeProblems, 'validation-error'],
+        links: [{ to: 'payments.create', body: { order_id: 'id', amount: 'total' }, description: 'Pay the confirmed order: its total is the amount.' }],
+      },
     })
     .input(IdParam)
     .output(Order)

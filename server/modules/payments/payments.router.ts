@@ -16,7 +16,17 @@ export const paymentsRouter = router({
   create: payer
     .meta({
       openapi: { method: 'POST', path: '/payments', tags, summary: 'Pay a confirmed order (the order becomes paid)', description: 'Pays a confirmed order: `amount` must equal its total (422 otherwise) and the order becomes paid. An order that is not confirmed (a paid one included) is 409 `invalid-state-transition`. Send an `Idempotency-Key` so that a retry never pays twice.' },
-      rest: { status: 201, location: '/payments/{id}', kind: 'item', problems: ['not-found', 'invalid-state-transition'] },
+      rest: {
+        status: 201,
+        location: '/payments/{id}',
+        kind: 'item',
+        problems: ['not-found', 'invalid-state-transition'],
+        links: [
+          { to: 'orders.get', parameters: { id: 'order_id' }, description: 'Read the order, now paid.' },
+          { to: 'fulfillments.request', parameters: { id: 'order_id' }, description: 'Send the paid order to fulfillment.' },
+          { to: 'fulfillments.create', parameters: { id: 'order_id' }, description: 'Ship the paid order.' },
+        ],
+      },
     })
     .input(PaymentInput)
     .output(Payment)

@@ -29,7 +29,11 @@ export const productsRouter = router({
   list: publicProcedure
     .meta({
       openapi: { method: 'GET', path: '/products', tags: ['products'], summary: 'List products', description: 'The catalogue, paged (`page`, `limit`), filtered by exact `category` and sorted by `sort` (default `id`; every sort ends with `id`, so pages never overlap). Archived products are left out; the `Link` header names the next and previous pages.', protect: false },
-      rest: { kind: 'list', cache: 'public' },
+      rest: {
+        kind: 'list',
+        cache: 'public',
+        links: [{ to: 'orders.create', body: { items: [{ product_id: 'data/0/id', quantity: 1 }] }, description: 'Order the first product of the page.' }],
+      },
     })
     .input(ProductListQuery)
     .output(ProductList)

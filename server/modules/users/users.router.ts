@@ -23,7 +23,13 @@ export const usersRouter = router({
           'the password is stored as a salted scrypt hash and never returned.',
         protect: false,
       },
-      rest: { status: 201, location: '/users/{id}', kind: 'item', problems: ['duplicate-resource', 'forbidden', 'insufficient-scope'] },
+      rest: {
+        status: 201,
+        location: '/users/{id}',
+        kind: 'item',
+        problems: ['duplicate-resource', 'forbidden', 'insufficient-scope'],
+        links: [{ to: 'orders.create', body: { customer_id: 'id' }, description: 'Order for the new customer (admins and service clients name the customer).' }],
+      },
     })
     .input(UserInput)
     .output(User)

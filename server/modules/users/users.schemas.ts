@@ -20,13 +20,23 @@ export type User = z.infer<typeof User>;
  * at most 64 letters, digits and `_'+-` in dot-separated atoms that neither start nor end with a
  * hyphen; domain labels of letters, digits and inner hyphens (at most 63 each); a top-level
  * domain of at least two letters. `x1@b-.com` and `a@localhost` are refused.
+ *
+ * Two patterns that must both match (the document says `allOf`), the shape and the local part's
+ * length, rather than one with a lookahead `(?=[^@]{1,64}@)`: the same addresses, but a generator
+ * such as schemathesis cannot build strings from a lookahead, only filter them, which made it
+ * spend minutes on each user body (scripts/schemathesis.sh). Same message for both, and only the
+ * first complaint about a field is listed, so the answer is as before.
  */
-const EMAIL_PATTERN =
-  /^(?=[^@]{1,64}@)[A-Za-z0-9_'+](?:[A-Za-z0-9_'+-]*[A-Za-z0-9_'+])?(?:\.[A-Za-z0-9_'+](?:[A-Za-z0-9_'+-]*[A-Za-z0-9_'+])?)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
+const EMAIL_SHAPE =
+  /^[A-Za-z0-9_'+](?:[A-Za-z0-9_'+-]*[A-Za-z0-9_'+])?(?:\.[A-Za-z0-9_'+](?:[A-Za-z0-9_'+-]*[A-Za-z0-9_'+])?)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
+const EMAIL_LOCAL_PART = /^[^@]{1,64}@/;
+const EMAIL_MESSAGE = 'must be an email address such as ada@example.com';
 const Email = z
-  .email({ pattern: EMAIL_PATTERN, message: 'must be an email address such as ada@example.com' })
+  .email({ pattern: EMAIL_SHAPE, message: EMAIL_MESSAGE })
+  .regex(EMAIL_LOCAL_PART, { message: EMAIL_MESSAGE })
   .max(254)
-  .meta({ example: 'ada@example.com', description: 'At most 254 characters (local part at most 64); compared case-insensitively.' });
+  // Two patterns leave the format out of the generated schema: it is still an email.
+  .meta({ format: 'email', example: 'ada@example.com', description: 'At most 254 characters (local part at most 64); compared case-insensitively.' });
 const Password = text(8, 256).meta({ description: 'Write-only; stored as a salted scrypt hash, never returned.', writeOnly: true });
 
 const userFields = {
