@@ -9,6 +9,7 @@ import type { Db } from '../db/client.ts';
 import { DomainError } from '../errors/problems.ts';
 import { UserInput } from '../modules/users/users.schemas.ts';
 import { createUser, findSignInAccount, type SignInAccount } from '../modules/users/users.service.ts';
+import { MAX_PARAMETER_LENGTH } from './params.ts';
 
 /** The fields of the sign-up form, in its order. */
 export const SIGN_UP_FIELDS = ['name', 'email', 'password'] as const;
@@ -51,10 +52,11 @@ export function readSignUp(body: Record<string, unknown>): ReadSignUp {
     else if (typeof value !== 'string') fieldErrors[field] = 'Send this field once.';
     else values[field] = value;
   }
-  const typed: TypedValues = {
-    ...(values.name === undefined ? {} : { name: values.name }),
-    ...(values.email === undefined ? {} : { email: values.email }),
-  };
+  // Shown again only within what any OAuth parameter may hold: a megabyte name is not sent back.
+  const shown = (value: string | undefined) => (value !== undefined && value.length <= MAX_PARAMETER_LENGTH ? value : undefined);
+  const name = shown(values.name);
+  const email = shown(values.email);
+  const typed: TypedValues = { ...(name === undefined ? {} : { name }), ...(email === undefined ? {} : { email }) };
   const parsed = UserInput.safeParse(values);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {

@@ -282,6 +282,17 @@ describe('sign-up on (the default)', () => {
       expect(api.statusCode).toBe(422);
     });
 
+    it('a name far over the limit is refused and not sent back', async () => {
+      const { query } = await codeFlowStart(app.client);
+      const form = await getSignUpForm(server, query);
+      const name = 'n'.repeat(100_000);
+      const response = await postForm(server.base, { ...form.fields, name, email: newEmail(), password: PASSWORD }, form.cookie);
+      expect(response.status).toBe(400);
+      const html = await response.text();
+      expect(html).toContain('<p class="field-error" id="name-error">Use at most 200 characters.</p>');
+      expect(html.length).toBeLessThan(10_000);
+    });
+
     it('every field wrong: each gets its message, the first has the focus', async () => {
       const { query } = await codeFlowStart(app.client);
       const form = await getSignUpForm(server, query);
