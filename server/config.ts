@@ -71,6 +71,8 @@ const EnvSchema = z.object({
   REFRESH_TOKEN_TTL_DAYS: positiveInt.max(365).default(30),
   // docs/signing-in.md#limits-and-backoff: /oauth/token and the sign-in form, per client address per minute.
   OAUTH_RATE_LIMIT_MAX: positiveInt.default(20),
+  // docs/signing-in.md#the-sign-up-form: `false` takes "Create an account" off the sign-in form.
+  SIGN_UP_ENABLED: z.enum(['true', 'false']).default('true'),
   ADMIN_EMAIL: z.email().optional(),
   ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').max(256).optional(),
   BODY_LIMIT: positiveInt.default(1024 * 1024),
@@ -117,7 +119,7 @@ export interface Config {
   /** An external authorization server whose access tokens are accepted beside our own. */
   jwks: { url: string; issuer: string; audience: string } | undefined;
   /** The authorization server under /oauth. */
-  oauth: { refreshTokenTtlDays: number; rateLimitMax: number };
+  oauth: { refreshTokenTtlDays: number; rateLimitMax: number; signUpEnabled: boolean };
   admin: { email: string; password: string } | undefined;
   bodyLimit: number;
   rateLimit: { max: number; window: string };
@@ -219,7 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdown: { delayMs: e.SHUTDOWN_DELAY_MS, timeoutMs: e.SHUTDOWN_TIMEOUT_MS },
     jwt: { secret, issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
     jwks: e.JWT_JWKS_URL && e.JWT_JWKS_ISSUER && e.JWT_JWKS_AUDIENCE ? { url: e.JWT_JWKS_URL, issuer: e.JWT_JWKS_ISSUER, audience: e.JWT_JWKS_AUDIENCE } : undefined,
-    oauth: { refreshTokenTtlDays: e.REFRESH_TOKEN_TTL_DAYS, rateLimitMax: e.OAUTH_RATE_LIMIT_MAX },
+    oauth: { refreshTokenTtlDays: e.REFRESH_TOKEN_TTL_DAYS, rateLimitMax: e.OAUTH_RATE_LIMIT_MAX, signUpEnabled: e.SIGN_UP_ENABLED === 'true' },
     admin: e.ADMIN_EMAIL && e.ADMIN_PASSWORD ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD } : undefined,
     bodyLimit: e.BODY_LIMIT,
     rateLimit: { max: e.RATE_LIMIT_MAX, window: e.RATE_LIMIT_WINDOW },

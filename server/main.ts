@@ -58,6 +58,7 @@ const app = await buildApp({
     issuer: config.publicUrl,
     refreshTokenTtlDays: config.oauth.refreshTokenTtlDays,
     rateLimit: { max: config.oauth.rateLimitMax, timeWindow: '1 minute' },
+    signUpEnabled: config.oauth.signUpEnabled,
     // CSRF tokens and sign-in account keys: every instance agrees, and it is not the signing key itself.
     secretKey: createHmac('sha256', config.jwt.secret).update('oauth').digest('base64url'),
   },

@@ -1,13 +1,15 @@
 /**
- * The pages of `/oauth/authorize`: the sign-in form and the refusal page. Plain HTML that works
- * with a keyboard and a screen reader: one `<main>`, an `<h1>`, labelled fields with the
- * autocomplete tokens password managers look for, errors in a `role="alert"` element, no script.
- * Every value that came from a request or the database is escaped.
+ * The pages of `/oauth/authorize`: the sign-in form, the sign-up form and the refusal page. Plain
+ * HTML that works with a keyboard and a screen reader: one `<main>`, an `<h1>`, labelled fields
+ * with the autocomplete tokens password managers look for, errors in a `role="alert"` element and
+ * beside the fields they concern, no script. Every value that came from a request or the database
+ * is escaped.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import type { AuthorizationRequestParams } from './csrf.ts';
 import { REQUEST_PARAMETERS } from './csrf.ts';
+import { SIGN_UP_FIELDS, type FieldErrors, type TypedValues } from './sign-up.ts';
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
@@ -22,7 +24,10 @@ input { box-sizing: border-box; width: 100%; padding: .5rem; font: inherit; bord
 input:focus, button:focus { outline: 3px solid #2563eb; outline-offset: 2px; }
 button { margin-top: 1.5rem; width: 100%; padding: .6rem; font: inherit; font-weight: 600; color: #fff; background: #1d4ed8; border: 0; border-radius: 4px; }
 [role="alert"] { padding: .75rem; color: #7f1d1d; background: #fee2e2; border-radius: 4px; }
-.scopes { color: #52525b; font-size: .9rem; }
+.scopes, .hint { color: #52525b; font-size: .9rem; }
+.hint, .field-error { margin: .25rem 0 0; }
+.field-error { color: #7f1d1d; font-size: .9rem; font-weight: 600; }
+a { color: #1d4ed8; }
 `;
 
 /** The inline style is allowed by its hash: the policy allows nothing else to style or run. */
@@ -75,20 +80,42 @@ ${body}
 `;
 }
 
+/** The `prompt` value that asks for the sign-up form (OpenID Connect's "Initiating User Registration"). */
+export const SIGN_UP_PROMPT = 'create';
+
+/** A link to this endpoint for the same authorization request: the sign-in form, or with `prompt=create` the sign-up form. */
+export function authorizeHref(params: AuthorizationRequestParams, form: 'sign-in' | 'sign-up'): string {
+  const query = new URLSearchParams();
+  for (const name of REQUEST_PARAMETERS) {
+    const value = params[name];
+    if (value !== undefined) query.set(name, value);
+  }
+  if (form === 'sign-up') query.set('prompt', SIGN_UP_PROMPT);
+  return `authorize?${query}`;
+}
+
+function hiddenFields(params: AuthorizationRequestParams, csrfToken: string, extra: Record<string, string> = {}): string {
+  const fields = REQUEST_PARAMETERS.flatMap((name) => {
+    const value = params[name];
+    return value === undefined ? [] : [[name, value] as const];
+  });
+  return [...fields, ...Object.entries(extra), ['csrf_token', csrfToken] as const]
+    .map(([name, value]) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`)
+    .join('\n');
+}
+
 export interface SignInForm {
   clientName: string;
   scope: string;
   params: AuthorizationRequestParams;
   csrfToken: string;
+  /** Whether to offer "Create an account" (`SIGN_UP_ENABLED`). */
+  signUp: boolean;
   email?: string;
   error?: string;
 }
 
 export function signInPage(form: SignInForm): string {
-  const hidden = REQUEST_PARAMETERS.flatMap((name) => {
-    const value = form.params[name];
-    return value === undefined ? [] : [`<input type="hidden" name="${name}" value="${escapeHtml(value)}">`];
-  });
   const alert = form.error === undefined ? '' : `<p role="alert" id="sign-in-error">${escapeHtml(form.error)}</p>\n`;
   const described = form.error === undefined ? '' : ' aria-describedby="sign-in-error"';
   const emailValue = form.email === undefined ? '' : ` value="${escapeHtml(form.email)}"`;
@@ -100,14 +127,72 @@ export function signInPage(form: SignInForm): string {
     `<h1>Sign in</h1>
 <p>to continue to <strong>${escapeHtml(form.clientName)}</strong></p>
 ${alert}<form method="post" action="authorize">
-${hidden.join('\n')}
-<input type="hidden" name="csrf_token" value="${escapeHtml(form.csrfToken)}">
+${hiddenFields(form.params, form.csrfToken)}
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" required maxlength="254"${emailValue}${described}${focusEmail}>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256"${described}${focusPassword}>
 <button type="submit">Sign in</button>
 </form>
+${form.signUp ? `<p>New here? <a href="${escapeHtml(authorizeHref(form.params, 'sign-up'))}">Create an account</a></p>\n` : ''}<p class="scopes">${escapeHtml(form.clientName)} asks for: ${escapeHtml(form.scope)}</p>`,
+  );
+}
+
+export interface SignUpForm {
+  clientName: string;
+  scope: string;
+  params: AuthorizationRequestParams;
+  csrfToken: string;
+  /** What was typed, shown again (never the password). */
+  values?: TypedValues;
+  /** What is wrong with the form as a whole, in the alert. */
+  error?: string;
+  /** What is wrong with each field, beside it. */
+  fieldErrors?: FieldErrors;
+  /** The email has an account: the alert links to the sign-in form. */
+  signInInstead?: boolean;
+}
+
+const FIELD_INPUTS: Record<(typeof SIGN_UP_FIELDS)[number], { label: string; attributes: string }> = {
+  name: { label: 'Name', attributes: 'type="text" autocomplete="name" required maxlength="200"' },
+  email: { label: 'Email', attributes: 'type="email" autocomplete="email" required maxlength="254"' },
+  password: { label: 'Password', attributes: 'type="password" autocomplete="new-password" required minlength="8" maxlength="256"' },
+};
+
+/**
+ * The sign-up form: the same request's hidden fields and CSRF token as the sign-in form, plus
+ * `prompt=create`. Each field's error sits under it, marked `aria-invalid` and named by its
+ * `aria-describedby`; the first field in error (else the name) has the focus.
+ */
+export function signUpPage(form: SignUpForm): string {
+  const fieldErrors = form.fieldErrors ?? {};
+  const focus = SIGN_UP_FIELDS.find((name) => fieldErrors[name] !== undefined) ?? 'name';
+  const signInLink = `<a href="${escapeHtml(authorizeHref(form.params, 'sign-in'))}">Sign in instead</a>`;
+  const alert =
+    form.error === undefined ? '' : `<p role="alert" id="sign-up-error">${escapeHtml(form.error)}${form.signInInstead ? ` ${signInLink}.` : ''}</p>\n`;
+  const fields = SIGN_UP_FIELDS.map((name) => {
+    const { label, attributes } = FIELD_INPUTS[name];
+    const error = fieldErrors[name];
+    const described = [...(name === 'password' ? ['password-hint'] : []), ...(error === undefined ? [] : [`${name}-error`])];
+    const typed = name === 'password' ? undefined : form.values?.[name];
+    return [
+      `<label for="${name}">${label}</label>`,
+      `<input id="${name}" name="${name}" ${attributes}${typed === undefined ? '' : ` value="${escapeHtml(typed)}"`}` +
+        `${error === undefined ? '' : ' aria-invalid="true"'}${described.length > 0 ? ` aria-describedby="${described.join(' ')}"` : ''}${name === focus ? ' autofocus' : ''}>`,
+      ...(name === 'password' ? ['<p class="hint" id="password-hint">At least 8 characters.</p>'] : []),
+      ...(error === undefined ? [] : [`<p class="field-error" id="${name}-error">${escapeHtml(error)}</p>`]),
+    ].join('\n');
+  });
+  return page(
+    'Create an account',
+    `<h1>Create an account</h1>
+<p>to continue to <strong>${escapeHtml(form.clientName)}</strong></p>
+${alert}<form method="post" action="authorize">
+${hiddenFields(form.params, form.csrfToken, { prompt: SIGN_UP_PROMPT })}
+${fields.join('\n')}
+<button type="submit">Create account</button>
+</form>
+<p>Already have an account? <a href="${escapeHtml(authorizeHref(form.params, 'sign-in'))}">Sign in</a></p>
 <p class="scopes">${escapeHtml(form.clientName)} asks for: ${escapeHtml(form.scope)}</p>`,
   );
 }

@@ -8,20 +8,25 @@
  * string match) gets a 400 page and is never redirected: the endpoint is no open redirector.
  * Every other error goes back to the client as `error`, `error_description` and `state`
  * (section 4.1.2.1). A wrong password re-shows the form with a neutral message.
+ *
+ * With `prompt=create` (OpenID Connect's "Initiating User Registration" value), and unless
+ * `SIGN_UP_ENABLED=false`, the page is the sign-up form instead, for the same request; its POST
+ * (which carries `prompt=create` too) creates a customer and continues as a sign-in does.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { pageHeaders, refusalPage, signInPage } from './authorize-page.ts';
+import { pageHeaders, refusalPage, SIGN_UP_PROMPT, signInPage, signUpPage } from './authorize-page.ts';
 import { findClient, type OAuthClient } from './client-auth.ts';
 import { createCode } from './codes.ts';
 import type { OAuthContext } from './context.ts';
 import { REQUEST_PARAMETERS, type AuthorizationRequestParams } from './csrf.ts';
 import { scopeForPerson } from '../auth/policy.ts';
 import { asDescription, OAuthError } from './errors.ts';
-import { issueForSignIn } from './issue.ts';
+import { issueForSignIn, type SignedIn } from './issue.ts';
 import { isFormRequest, parseParams, type Params } from './params.ts';
 import { S256_CHALLENGE } from './pkce.ts';
 import { grantScope, parseScope } from './scope.ts';
 import { NOTHING_USABLE, waitMessage, WRONG_CREDENTIALS } from './sign-in.ts';
+import { createCustomer, readSignUp, SIGN_UP_FIELDS, type FieldErrors, type TypedValues } from './sign-up.ts';
 
 /** An error that goes back to the client's redirect URI (section 4.1.2.1). */
 type RedirectedErrorCode = 'invalid_request' | 'unauthorized_client' | 'unsupported_response_type' | 'invalid_scope';
@@ -141,33 +146,50 @@ async function answering(ctx: OAuthContext, reply: FastifyReply, run: () => Prom
   }
 }
 
-interface FormState {
-  status: number;
-  email?: string;
-  error?: string;
-  retryAfterSeconds?: number;
-}
+/** What the page shows: a form, its status, and what went wrong (the password is never shown again). */
+type FormState =
+  | { form: 'sign-in'; status: number; email?: string; error?: string; retryAfterSeconds?: number }
+  | { form: 'sign-up'; status: number; typed?: TypedValues; error?: string; fieldErrors?: FieldErrors; signInInstead?: boolean };
 
 function showForm(ctx: OAuthContext, request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, state: FormState): FastifyReply {
   const csrfToken = ctx.csrf.issue(request, reply, authorization.params);
-  if (state.retryAfterSeconds !== undefined) reply.header('retry-after', String(state.retryAfterSeconds));
-  return pageHeaders(reply, authorization.redirectUri)
-    .code(state.status)
-    .type('text/html; charset=utf-8')
-    .send(
-      signInPage({
-        clientName: authorization.client.name,
-        scope: authorization.scope,
-        params: authorization.params,
-        csrfToken,
-        ...(state.email === undefined ? {} : { email: state.email }),
-        ...(state.error === undefined ? {} : { error: state.error }),
-      }),
-    );
+  const shown = { clientName: authorization.client.name, scope: authorization.scope, params: authorization.params, csrfToken };
+  let html: string;
+  if (state.form === 'sign-in') {
+    if (state.retryAfterSeconds !== undefined) reply.header('retry-after', String(state.retryAfterSeconds));
+    html = signInPage({
+      ...shown,
+      signUp: ctx.settings.signUpEnabled,
+      ...(state.email === undefined ? {} : { email: state.email }),
+      ...(state.error === undefined ? {} : { error: state.error }),
+    });
+  } else {
+    // The new account is a customer's: the page names what a customer is granted (docs/signing-in.md#scopes).
+    const granted = scopeForPerson(authorization.scope, 'customer');
+    html = signUpPage({
+      ...shown,
+      scope: granted === '' ? authorization.scope : granted,
+      ...(state.typed === undefined ? {} : { values: state.typed }),
+      ...(state.error === undefined ? {} : { error: state.error }),
+      ...(state.fieldErrors === undefined ? {} : { fieldErrors: state.fieldErrors }),
+      ...(state.signInInstead === undefined ? {} : { signInInstead: state.signInInstead }),
+    });
+  }
+  return pageHeaders(reply, authorization.redirectUri).code(state.status).type('text/html; charset=utf-8').send(html);
+}
+
+/** Whether the request asks for the sign-up form (`prompt=create`, one of its space-separated values). */
+function promptsSignUp(source: unknown): boolean {
+  return parseParams(source, ['prompt']).params.get('prompt')?.split(' ').includes(SIGN_UP_PROMPT) ?? false;
 }
 
 export function authorizeForm(ctx: OAuthContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  return answering(ctx, reply, async () => showForm(ctx, request, reply, await checkRequest(ctx, request.query), { status: 200 }));
+  return answering(ctx, reply, async () => {
+    const authorization = await checkRequest(ctx, request.query);
+    // With sign-up turned off, `prompt=create` is a value this server does not act on: the sign-in form.
+    const form = ctx.settings.signUpEnabled && promptsSignUp(request.query) ? 'sign-up' : 'sign-in';
+    return showForm(ctx, request, reply, authorization, { form, status: 200 });
+  });
 }
 
 export function authorizeSubmit(ctx: OAuthContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -175,50 +197,122 @@ export function authorizeSubmit(ctx: OAuthContext, request: FastifyRequest, repl
     if (!isFormRequest(request.headers['content-type'])) {
       throw new Refusal(415, 'Unsupported form', 'The sign-in form is sent as application/x-www-form-urlencoded.');
     }
-    const { params: form } = parseParams(request.body, FORM_PARAMETERS);
     const authorization = await checkRequest(ctx, request.body);
-    if (!ctx.csrf.verify(request, form.get('csrf_token'), authorization.params)) {
-      return showForm(ctx, request, reply, authorization, {
-        status: 403,
-        error: 'This sign-in form has expired or was not sent from this page. Enter your email and password again.',
-      });
-    }
-    const email = form.get('email') ?? '';
-    const password = form.get('password') ?? '';
-    if (email === '' || password === '') {
-      return showForm(ctx, request, reply, authorization, { status: 400, email, error: 'Enter your email and password.' });
-    }
-    const result = await ctx.signIn.signIn(email, password, request.ip);
-    if (!result.ok) {
-      const waiting = result.retryAfterSeconds;
-      return showForm(ctx, request, reply, authorization, {
-        status: waiting === undefined ? 400 : 429,
-        email,
-        error: waiting === undefined ? WRONG_CREDENTIALS : waitMessage(waiting),
-        ...(waiting === undefined ? {} : { retryAfterSeconds: waiting }),
-      });
-    }
-    const issued = await issueForSignIn(ctx.db, result, authorization.client.id, (tx, user) => {
-      // Only what the person's role can use (docs/signing-in.md#scopes).
-      const scope = scopeForPerson(authorization.scope, user.role);
-      if (scope === '') return Promise.resolve(undefined);
-      return createCode(
-        tx,
-        { clientId: authorization.client.id, userId: user.id, redirectUri: authorization.redirectUri, codeChallenge: authorization.codeChallenge, scope },
-        ctx.settings.codeTtlSeconds,
-      );
-    });
-    if (!issued.ok) {
-      if (issued.refused === 'client') throw unknownClient();
-      // Deleted, or the password changed since it was checked: the password is wrong now.
-      return showForm(ctx, request, reply, authorization, { status: 400, email, error: WRONG_CREDENTIALS });
-    }
-    ctx.csrf.clear(request, reply);
-    if (issued.issued === undefined) {
-      return redirectTo(ctx, reply, authorization.redirectUri, { error: 'invalid_scope', error_description: NOTHING_USABLE, state: authorization.state });
-    }
-    return redirectTo(ctx, reply, authorization.redirectUri, { code: issued.issued, state: authorization.state });
+    return promptsSignUp(request.body) ? submitSignUp(ctx, request, reply, authorization) : submitSignIn(ctx, request, reply, authorization);
   });
+}
+
+async function submitSignIn(ctx: OAuthContext, request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest): Promise<FastifyReply> {
+  const { params: form } = parseParams(request.body, FORM_PARAMETERS);
+  if (!ctx.csrf.verify(request, form.get('csrf_token'), authorization.params)) {
+    return showForm(ctx, request, reply, authorization, {
+      form: 'sign-in',
+      status: 403,
+      error: 'This sign-in form has expired or was not sent from this page. Enter your email and password again.',
+    });
+  }
+  const email = form.get('email') ?? '';
+  const password = form.get('password') ?? '';
+  if (email === '' || password === '') {
+    return showForm(ctx, request, reply, authorization, { form: 'sign-in', status: 400, email, error: 'Enter your email and password.' });
+  }
+  const result = await ctx.signIn.signIn(email, password, request.ip);
+  if (!result.ok) {
+    const waiting = result.retryAfterSeconds;
+    return showForm(ctx, request, reply, authorization, {
+      form: 'sign-in',
+      status: waiting === undefined ? 400 : 429,
+      email,
+      error: waiting === undefined ? WRONG_CREDENTIALS : waitMessage(waiting),
+      ...(waiting === undefined ? {} : { retryAfterSeconds: waiting }),
+    });
+  }
+  // Deleted, or the password changed since it was checked: the password is wrong now.
+  return continueAuthorization(ctx, request, reply, authorization, result, { form: 'sign-in', status: 400, email, error: WRONG_CREDENTIALS });
+}
+
+/** Every field the sign-up form sends: the request's parameters, its token, `prompt` and the three it asks for. */
+const SIGN_UP_FORM_FIELDS: ReadonlySet<string> = new Set([...REQUEST_PARAMETERS, 'csrf_token', 'prompt', ...SIGN_UP_FIELDS]);
+
+const SIGN_UP_OFF = 'New accounts cannot be created here. Sign in with an account you already have.';
+
+/**
+ * The sign-up form's POST (docs/signing-in.md#the-sign-up-form): checked like the sign-in form
+ * (CSRF token and cookie, the same rate limit on this route), then held to the rules of
+ * `POST /api/v1/users`; a customer is created and the authorization goes on as after a sign-in.
+ * Anything wrong shows the form again, and creates nothing.
+ */
+async function submitSignUp(ctx: OAuthContext, request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest): Promise<FastifyReply> {
+  if (!ctx.settings.signUpEnabled) return showForm(ctx, request, reply, authorization, { form: 'sign-in', status: 403, error: SIGN_UP_OFF });
+  // A form body (checked by the caller) is parseForm's record.
+  const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>;
+  const read = readSignUp(body);
+  const again = (status: number, error: string, more: { fieldErrors?: FieldErrors; signInInstead?: boolean } = {}) =>
+    showForm(ctx, request, reply, authorization, { form: 'sign-up', status, typed: read.typed, error, ...more });
+  const { params: form } = parseParams(body, ['csrf_token']);
+  if (!ctx.csrf.verify(request, form.get('csrf_token'), authorization.params)) {
+    return again(403, 'This sign-up form has expired or was not sent from this page, so no account was created. Enter your details again.');
+  }
+  // The page sends nothing else: another field (a `role`, say) is no form of ours, and is not ignored.
+  if (Object.keys(body).some((name) => !SIGN_UP_FORM_FIELDS.has(name))) {
+    return again(400, 'This form was sent with fields it does not have, so no account was created. Fill it in and send it again.');
+  }
+  if (!read.ok) return again(400, 'No account was created: correct the fields marked below.', { fieldErrors: read.fieldErrors });
+  // A new account is a customer's: a request for nothing a customer can use creates none.
+  if (scopeForPerson(authorization.scope, 'customer') === '') {
+    ctx.csrf.clear(request, reply);
+    return redirectTo(ctx, reply, authorization.redirectUri, { error: 'invalid_scope', error_description: NOTHING_USABLE, state: authorization.state });
+  }
+  const created = await createCustomer(ctx.db, read.input);
+  if (!created.ok) {
+    if (created.reason === 'duplicate') {
+      // POST /api/v1/users tells anyone as much (409), so the page may say it too.
+      return again(409, 'An account with this email already exists.', { fieldErrors: { email: 'An account with this email already exists.' }, signInInstead: true });
+    }
+    return showForm(ctx, request, reply, authorization, { form: 'sign-in', status: 400, email: read.input.email, error: SIGN_IN_NEW_ACCOUNT });
+  }
+  return continueAuthorization(ctx, request, reply, authorization, created.account, {
+    form: 'sign-in',
+    status: 400,
+    email: read.input.email,
+    error: SIGN_IN_NEW_ACCOUNT,
+  });
+}
+
+const SIGN_IN_NEW_ACCOUNT = 'Your account could not be signed in after it was created. Sign in to continue.';
+
+/**
+ * A person is signed in (by password or a new account): issue the code (in the transaction that
+ * re-reads the user and the client) and send it to the client. `refused` is what the page shows
+ * when the user changed or vanished meanwhile.
+ */
+async function continueAuthorization(
+  ctx: OAuthContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  authorization: AuthorizationRequest,
+  signedIn: SignedIn,
+  refused: FormState,
+): Promise<FastifyReply> {
+  const issued = await issueForSignIn(ctx.db, signedIn, authorization.client.id, (tx, user) => {
+    // Only what the person's role can use (docs/signing-in.md#scopes).
+    const scope = scopeForPerson(authorization.scope, user.role);
+    if (scope === '') return Promise.resolve(undefined);
+    return createCode(
+      tx,
+      { clientId: authorization.client.id, userId: user.id, redirectUri: authorization.redirectUri, codeChallenge: authorization.codeChallenge, scope },
+      ctx.settings.codeTtlSeconds,
+    );
+  });
+  if (!issued.ok) {
+    if (issued.refused === 'client') throw unknownClient();
+    return showForm(ctx, request, reply, authorization, refused);
+  }
+  ctx.csrf.clear(request, reply);
+  if (issued.issued === undefined) {
+    return redirectTo(ctx, reply, authorization.redirectUri, { error: 'invalid_scope', error_description: NOTHING_USABLE, state: authorization.state });
+  }
+  return redirectTo(ctx, reply, authorization.redirectUri, { code: issued.issued, state: authorization.state });
 }
 
 /** An error no handler above answered (rate limit, body limits, database): a page with its status. */

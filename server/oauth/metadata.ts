@@ -39,7 +39,7 @@ export function endpoints(issuer: string) {
   };
 }
 
-export function metadataDocument(issuer: string) {
+export function metadataDocument(issuer: string, options: { signUp: boolean }) {
   const urls = endpoints(issuer);
   return {
     issuer,
@@ -55,16 +55,18 @@ export function metadataDocument(issuer: string) {
     revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
     // RFC 9207: the authorization response names its issuer (`iss`), against mix-up attacks.
     authorization_response_iss_parameter_supported: true,
+    // OpenID Connect's "Initiating User Registration": `prompt=create` opens the sign-up form.
+    ...(options.signUp ? { prompt_values_supported: ['create'] } : {}),
     service_documentation: `${issuer}/api/docs`,
   };
 }
 
-export function registerMetadata(app: FastifyInstance, issuer: () => string): void {
+export function registerMetadata(app: FastifyInstance, issuer: () => string, options: { signUp: boolean }): void {
   app.get(METADATA_PATH, async (_request, reply) =>
     reply
       .header('content-type', 'application/json; charset=utf-8')
       // Metadata changes only with a deployment: clients may keep it a few minutes.
       .header('cache-control', 'public, max-age=300')
-      .send(JSON.stringify(metadataDocument(issuer()))),
+      .send(JSON.stringify(metadataDocument(issuer(), options))),
   );
 }

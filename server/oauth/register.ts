@@ -85,7 +85,7 @@ export async function registerOAuth(app: FastifyInstance, deps: OAuthDeps): Prom
     await oauth.register(formbody, { parser: parseForm });
     oauth.setErrorHandler(answerError);
 
-    registerMetadata(oauth, ctx.issuer);
+    registerMetadata(oauth, ctx.issuer, { signUp: settings.signUpEnabled });
     oauth.get(AUTHORIZE_PATH, (request, reply) => authorizeForm(ctx, request, reply));
     oauth.post(AUTHORIZE_PATH, { config: { accepts: FORM }, onRequest: limited }, (request, reply) => authorizeSubmit(ctx, request, reply));
     const tokenConfig = { accepts: `${FORM}, application/json` };

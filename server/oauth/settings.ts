@@ -34,6 +34,11 @@ export interface OAuthSettings {
   codeTtlSeconds: number;
   /** How long the sign-in form may be submitted after it was served. */
   formTtlSeconds: number;
+  /**
+   * Whether the sign-in form offers "Create an account" (`SIGN_UP_ENABLED`): a sign-up form that
+   * registers a customer and continues the authorization (docs/signing-in.md#the-sign-up-form).
+   */
+  signUpEnabled: boolean;
   /** Requests per window per client address on POST /oauth/token, /oauth/authorize and /oauth/revoke. */
   rateLimit: { max: number; timeWindow: string | number };
   /** The sign-in backoff per account and client address (server/oauth/sign-in.ts). */
@@ -50,6 +55,7 @@ export const defaultOAuthSettings: OAuthSettings = {
   refreshTokenTtlDays: 30,
   codeTtlSeconds: 60,
   formTtlSeconds: 30 * 60,
+  signUpEnabled: true,
   rateLimit: { max: 20, timeWindow: '1 minute' },
   backoff: { freeFailures: 5, baseDelayMs: 1000, maxDelayMs: 60_000, forgetAfterMs: 15 * 60_000 },
   accountBackoff: { freeFailures: 50, baseDelayMs: 1000, maxDelayMs: 5 * 60_000, forgetAfterMs: 15 * 60_000 },

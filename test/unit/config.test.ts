@@ -367,3 +367,18 @@ describe('SHUTDOWN_DELAY_MS and SHUTDOWN_TIMEOUT_MS: readiness 503 before the dr
     expect(naming(problemsOf({ SHUTDOWN_TIMEOUT_MS: '0' }), 'SHUTDOWN_TIMEOUT_MS')).toBe(true);
   });
 });
+
+describe('SIGN_UP_ENABLED: the sign-in form offers "Create an account" unless it is false (docs/signing-in.md#the-sign-up-form)', () => {
+  it('unset: on', () => {
+    expect(load({}).oauth.signUpEnabled).toBe(true);
+  });
+
+  it('false: off; true: on', () => {
+    expect(load({ SIGN_UP_ENABLED: 'false' }).oauth.signUpEnabled).toBe(false);
+    expect(load({ SIGN_UP_ENABLED: 'true' }).oauth.signUpEnabled).toBe(true);
+  });
+
+  it.each(['no', '0', 'off', 'FALSE'])('%s is refused naming SIGN_UP_ENABLED (never read as on by mistake)', (value) => {
+    expect(naming(problemsOf({ SIGN_UP_ENABLED: value }), 'SIGN_UP_ENABLED')).toBe(true);
+  });
+});
