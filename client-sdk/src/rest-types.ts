@@ -940,6 +940,8 @@ export interface components {
             revocation_endpoint_auth_methods_supported: ("none" | "client_secret_basic" | "client_secret_post")[];
             /** @description The authorization response names its issuer (`iss`, RFC 9207). */
             authorization_response_iss_parameter_supported: boolean;
+            /** @description `create` while sign-up is on (`SIGN_UP_ENABLED`): `prompt=create` opens the sign-up form. Absent when it is off. */
+            prompt_values_supported?: "create"[];
             /**
              * Format: uri
              * @description This API's documentation (`/api/docs`).

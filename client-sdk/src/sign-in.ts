@@ -155,6 +155,8 @@ export interface BrowserSignInOptions extends SignInOptions {
   redirectUri: string;
   /** Where the state and PKCE verifier wait for the redirect back; default the tab's `sessionStorage`. */
   pending?: KeyValueStorage;
+  /** `create`: open the service's sign-up form instead of the sign-in form (a "Sign up" button). */
+  prompt?: 'create';
 }
 
 const PENDING_KEY = 'order-service:sign-in';
@@ -186,6 +188,7 @@ export async function startSignIn(options: BrowserSignInOptions): Promise<URL> {
     state,
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
+    ...(options.prompt === undefined ? {} : { prompt: options.prompt }),
   }).toString();
   return url;
 }

@@ -419,10 +419,13 @@ const METADATA_MEMBERS: Record<keyof Metadata, string> = {
   token_endpoint_auth_methods_supported: '`none` (public clients), `client_secret_basic`, `client_secret_post`.',
   revocation_endpoint_auth_methods_supported: 'The same as the token endpoint.',
   authorization_response_iss_parameter_supported: 'The authorization response names its issuer (`iss`, RFC 9207).',
+  prompt_values_supported: '`create` while sign-up is on (`SIGN_UP_ENABLED`): `prompt=create` opens the sign-up form. Absent when it is off.',
   service_documentation: 'This API\'s documentation (`/api/docs`).',
 };
 
-const METADATA_EXAMPLE = metadataDocument('https://orders.example.com');
+const METADATA_EXAMPLE = metadataDocument('https://orders.example.com', { signUp: true });
+/** Members present only with some settings (the others are always there). */
+const OPTIONAL_MEMBERS = new Set(['prompt_values_supported']);
 
 function memberSchema(value: unknown, description: string): Json {
   if (typeof value === 'boolean') return { type: 'boolean', description };
@@ -433,7 +436,7 @@ function memberSchema(value: unknown, description: string): Json {
 const METADATA_SCHEMA: Json = {
   type: 'object',
   description: 'Authorization server metadata (RFC 8414 section 2).',
-  required: Object.keys(METADATA_MEMBERS),
+  required: Object.keys(METADATA_MEMBERS).filter((name) => !OPTIONAL_MEMBERS.has(name)),
   properties: Object.fromEntries(Object.entries(METADATA_MEMBERS).map(([name, text]) => [name, memberSchema(METADATA_EXAMPLE[name as keyof Metadata], text)])),
 };
 

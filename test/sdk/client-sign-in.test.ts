@@ -153,6 +153,14 @@ describe('startSignIn and finishSignIn (authorization code with PKCE)', () => {
     expect(failure).toMatchObject({ error: 'invalid_scope', message: 'The scope asks for nothing your role can use.' });
   });
 
+  it("prompt: 'create' opens the service's sign-up form for the same request", async () => {
+    const authorizeUrl = await startSignIn({ ...options(), redirectUri: REDIRECT_URI, pending: memoryStorage(), prompt: 'create' });
+    expect(authorizeUrl.searchParams.get('prompt')).toBe('create');
+    const page = await fetch(authorizeUrl);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('autocomplete="new-password"');
+  });
+
   it('finishing without a started sign-in is a SignInError invalid_request', async () => {
     const failure = await finishSignIn({ ...options(), callbackUrl: `${REDIRECT_URI}?code=x&state=y`, pending: memoryStorage() }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(SignInError);
