@@ -189,3 +189,20 @@ export async function changeOwnPassword(server: TestApp, user: { id: number; ema
   });
   expect(response.statusCode, response.body).toBe(200);
 }
+
+/** The sign-in and sign-up pages' security headers: CSP by hashes, no framing, no caching, no referrer. */
+export function expectPageHeaders(headers: Headers) {
+  const csp = headers.get('content-security-policy') ?? '';
+  expect(csp).toMatch(/^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/]+=*'; form-action 'self'( \S+)?; frame-ancestors 'none'; base-uri 'none'$/);
+  expect(headers.get('x-frame-options')).toBe('DENY');
+  expect(headers.get('cache-control')).toBe('no-store');
+  expect(headers.get('referrer-policy')).toBe('no-referrer');
+}
+
+/** The query of a redirect's Location, which must go to the registered URI. */
+export function redirectedTo(response: Response): URLSearchParams {
+  expect(response.status).toBe(303);
+  const location = new URL(response.headers.get('location') ?? '');
+  expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
+  return location.searchParams;
+}

@@ -7,7 +7,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oauthAuthorizationCodes } from '../../server/db/schema.ts';
 import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
-import { codeFlowStart, getForm, insertClient, postForm, REDIRECT_URI, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
+import { codeFlowStart, expectPageHeaders, getForm, insertClient, postForm, REDIRECT_URI, redirectedTo, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
 
 let server: OAuthTestServer;
 let ada: TestUser;
@@ -21,22 +21,6 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 const codeCount = async () => (await server.db.select({ hash: oauthAuthorizationCodes.codeHash }).from(oauthAuthorizationCodes)).length;
-
-function expectPageHeaders(headers: Headers) {
-  const csp = headers.get('content-security-policy') ?? '';
-  expect(csp).toMatch(/^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/]+=*'; form-action 'self'( \S+)?; frame-ancestors 'none'; base-uri 'none'$/);
-  expect(headers.get('x-frame-options')).toBe('DENY');
-  expect(headers.get('cache-control')).toBe('no-store');
-  expect(headers.get('referrer-policy')).toBe('no-referrer');
-}
-
-/** The query of a redirect's Location, which must go to the registered URI. */
-function redirectedTo(response: Response): URLSearchParams {
-  expect(response.status).toBe(303);
-  const location = new URL(response.headers.get('location') ?? '');
-  expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
-  return location.searchParams;
-}
 
 describe('the sign-in form', () => {
   it('is plain, labelled HTML: main, h1, label for each field, autocomplete tokens, no script', async () => {

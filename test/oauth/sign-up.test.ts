@@ -20,6 +20,8 @@ import {
   postForm,
   REDIRECT_URI,
   startOAuthServer,
+  expectPageHeaders,
+  redirectedTo,
   type OAuthTestServer,
   type ServedForm,
   type TestClient,
@@ -31,22 +33,6 @@ const PASSWORD = 'a-new-customer-password';
 const LONG_EMAIL = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(58)}.com`;
 
 const newEmail = () => `new-${randomBytes(6).toString('hex')}@example.com`;
-
-function expectPageHeaders(headers: Headers) {
-  const csp = headers.get('content-security-policy') ?? '';
-  expect(csp).toMatch(/^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/]+=*'; form-action 'self'( \S+)?; frame-ancestors 'none'; base-uri 'none'$/);
-  expect(headers.get('x-frame-options')).toBe('DENY');
-  expect(headers.get('cache-control')).toBe('no-store');
-  expect(headers.get('referrer-policy')).toBe('no-referrer');
-}
-
-/** The query of a redirect's Location, which must go to the registered URI. */
-function redirectedTo(response: Response): URLSearchParams {
-  expect(response.status).toBe(303);
-  const location = new URL(response.headers.get('location') ?? '');
-  expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
-  return location.searchParams;
-}
 
 const decode = (text: string) => text.replace(/&amp;/g, '&');
 
