@@ -20,12 +20,13 @@ import { registerMetrics, type MetricsOptions } from './http/metrics.ts';
 import { traceContextLogger } from './http/trace-context.ts';
 import { handleError, sendProblem } from './http/problem-reply.ts';
 import { registerOAuth, type OAuthOptions } from './oauth/register.ts';
+import { oauthOpenApi } from './oauth/openapi-paths.ts';
 import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './http/rate-limit.ts';
-import { startPurge } from './lib/purge.ts';
+import { startPurge } from './db/purge.ts';
 import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter.ts';
 import { registerTrpcEndpoint } from './http/trpc-endpoint.ts';
 import { appRouter } from './router.ts';
-import { CursorCodec, processCursors } from './modules/paging.ts';
+import { CursorCodec, processCursors } from './lib/cursors.ts';
 import { defaultIdempotencySettings, type IdempotencySettings } from './trpc/context.ts';
 import { purgeExpiredKeys } from './trpc/idempotency.ts';
 
@@ -233,7 +234,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   registerHealth(app, { database, rateLimiter, lifecycle });
 
-  const openApiDocument = JSON.stringify(buildOpenApiDocument(appRouter, packageVersion));
+  const openApiDocument = JSON.stringify(buildOpenApiDocument(appRouter, packageVersion, [oauthOpenApi]));
   app.get('/api/openapi.json', { config: { api: true } }, async (_request, reply) =>
     reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'public, max-age=300').send(openApiDocument),
   );

@@ -218,13 +218,10 @@ export { refreshingToken, TokenRefreshError, type RefreshingTokenOptions, type T
 export {
   CUSTOMER_SCOPES,
   finishSignIn,
-  memoryTokenStore,
-  sessionStorageTokenStore,
   SignInError,
   signInWithPassword,
   startSignIn,
   type BrowserSignInOptions,
-  type KeyValueStorage,
   type SignInOptions,
-  type TokenStore,
 } from './sign-in.js';
+export { memoryTokenStore, sessionStorageTokenStore, type KeyValueStorage, type TokenStore } from './token-store.js';

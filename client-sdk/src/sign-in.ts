@@ -1,68 +1,18 @@
 /**
  * Signing in, built on oauth4webapi (a certified OAuth 2.0 client library): the authorization code
  * flow with PKCE for browsers (`startSignIn`, then `finishSignIn` on the redirect back), the password
- * grant for first-party apps (`signInWithPassword`), and where tokens are kept (`TokenStore`).
+ * grant for first-party apps (`signInWithPassword`); where tokens are kept is token-store.ts.
  * The rules they follow are the service's docs/signing-in.md.
  */
 import * as oauth from 'oauth4webapi';
 import type { Fetch } from './fetch.js';
-import { stamped, type TokenResponse } from './tokens.js';
+import { browserSessionStorage, stamped, type KeyValueStorage, type TokenResponse, type TokenStore } from './token-store.js';
 
 /**
  * The scopes a first-party shopper needs: read and place orders, pay them, read and change their own
  * account. Nothing admin-only. Ask for more (`scope`) in an admin app.
  */
 export const CUSTOMER_SCOPES = ['orders:read', 'orders:write', 'payments:write', 'users:read', 'users:write'] as const;
-
-/** Where a sign-in's tokens are kept between calls (and, with `sessionStorageTokenStore`, reloads). */
-export interface TokenStore {
-  get(): TokenResponse | undefined;
-  /** Keeps the tokens of a sign-in or a renewal; `undefined` forgets them (signed out, or the sign-in ended). */
-  set(tokens: TokenResponse | undefined): void;
-}
-
-/** Tokens kept in memory only (the default): gone when the page or process ends. */
-export function memoryTokenStore(initial?: TokenResponse): TokenStore {
-  let tokens = initial;
-  return {
-    get: () => tokens,
-    set: (next) => {
-      tokens = next;
-    },
-  };
-}
-
-/** The part of the Web Storage API the stores use (`sessionStorage`, `localStorage`, or your own). */
-export interface KeyValueStorage {
-  getItem(key: string): string | null;
-  setItem(key: string, value: string): void;
-  removeItem(key: string): void;
-}
-
-const browserSessionStorage = (): KeyValueStorage => {
-  const storage = (globalThis as { sessionStorage?: KeyValueStorage }).sessionStorage;
-  if (storage === undefined) throw new Error('sessionStorage is not available here: pass a storage.');
-  return storage;
-};
-
-/**
- * Tokens kept in the tab's `sessionStorage` under `key`: they survive a reload and the redirect of a
- * sign-in, not the tab. (Any script on the page can read them, as it could read memory.)
- */
-export function sessionStorageTokenStore(key = 'order-service:tokens', storage: KeyValueStorage = browserSessionStorage()): TokenStore {
-  return {
-    get: () => {
-      const text = storage.getItem(key);
-      if (text === null) return undefined;
-      try {
-        return JSON.parse(text) as TokenResponse;
-      } catch {
-        return undefined;
-      }
-    },
-    set: (tokens) => (tokens === undefined ? storage.removeItem(key) : storage.setItem(key, JSON.stringify(tokens))),
-  };
-}
 
 /** A sign-in that did not give tokens. `error` is RFC 6749's code (`invalid_grant`: wrong credentials or code). */
 export class SignInError extends Error {

@@ -6,18 +6,9 @@
 import { TRPCClientError } from '@trpc/client';
 import type { AppRouter } from './app-router.js';
 import type { Fetch } from './fetch.js';
-import { memoryTokenStore, type TokenStore } from './sign-in.js';
+import { memoryTokenStore, stamped, type TokenResponse, type TokenStore } from './token-store.js';
 
-/** What `/oauth/token` answers (RFC 6749 section 5.1). */
-export interface TokenResponse {
-  access_token: string;
-  token_type: string;
-  expires_in: number;
-  refresh_token?: string;
-  scope?: string;
-  /** When the access token expires (milliseconds since the epoch): added by this client when it receives the tokens, never sent by the service. */
-  expires_at?: number;
-}
+export type { TokenResponse };
 
 export type RefreshingTokenOptions = {
   /** Base URL of the service; the token endpoint is `<url>/oauth/token`. */
@@ -62,9 +53,6 @@ export class TokenRefreshError extends TRPCClientError<AppRouter> {
     this.name = 'TokenRefreshError';
   }
 }
-
-/** The tokens with the moment their access token expires, counted from now if not known yet. */
-export const stamped = (tokens: TokenResponse): TokenResponse => (tokens.expires_at === undefined ? { ...tokens, expires_at: Date.now() + tokens.expires_in * 1000 } : tokens);
 
 /**
  * `getToken: refreshingToken({ url, clientId, store })` (or `tokens` instead of a store). Calls made

@@ -25,7 +25,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SignJWT } from 'jose';
 import postgres from 'postgres';
-import { CursorCodec } from '../../server/modules/paging.ts';
+import { CursorCodec } from '../../server/lib/cursors.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
 import { seedOrders } from './seed-orders.ts';
 import { startCommand } from '../start-command.ts';

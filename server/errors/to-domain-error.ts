@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { databaseProblem } from '../lib/db-errors.ts';
+import { databaseProblem } from './db-errors.ts';
 import { DomainError, internalError, type ProblemSlug } from './problems.ts';
 import { validationError } from './zod-errors.ts';
 

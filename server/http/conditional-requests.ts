@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { bytesTag, parseEntityTags } from '../lib/etag.ts';
-import type { RestMeta } from '../trpc/trpc.ts';
+import type { RestMeta } from '../trpc/meta.ts';
 
 export interface Validators {
   etag: string;

@@ -15,7 +15,7 @@
 import { z } from 'zod';
 import type { oas31 } from 'zod-openapi';
 import { API_PREFIX } from '../lib/api-paths.ts';
-import type { RestLink } from '../trpc/trpc.ts';
+import type { RestLink } from '../trpc/meta.ts';
 import type { RestRoute } from './rest-routes.ts';
 
 export const operationIdOf = (route: RestRoute): string => route.procedurePath.replace(/\./g, '-');

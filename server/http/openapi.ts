@@ -13,8 +13,6 @@ import { isPublic, SCOPES, type Policy, type Scope } from '../auth/policy.ts';
 import { MAX_LISTED_ERRORS, problemTypes, type Problem, type ProblemSlug } from '../errors/problems.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
 import { examples, Id } from '../modules/common.schemas.ts';
-import { ORDER_STATUSES } from '../modules/orders/orders.rules.ts';
-import { oauthOpenApi } from '../oauth/openapi-paths.ts';
 import { IDEMPOTENCY_HEADER, isCreatingOperation } from '../trpc/idempotency.ts';
 import { linksOf, operationIdOf } from './openapi-links.ts';
 import { restRoutes, type RestRoute } from './rest-routes.ts';
@@ -652,7 +650,20 @@ function mergePatchSchema(orderDocument: Json | undefined): Json {
   };
 }
 
-export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.OpenAPIObject {
+/**
+ * A part of the document described beside the router rather than from it (the OAuth 2.0
+ * endpoints, server/oauth/openapi-paths.ts): its tag, paths and the components they use. The
+ * caller that assembles the service hands them in, so this file knows nothing of them.
+ */
+export interface DocumentPart {
+  tag: { name: string; description: string };
+  paths: Readonly<Record<string, unknown>>;
+  schemas?: Readonly<Record<string, Json>>;
+  headers?: Readonly<Record<string, unknown>>;
+  securitySchemes?: Readonly<Record<string, unknown>>;
+}
+
+export function buildOpenApiDocument(router: AnyRouter, version: string, parts: readonly DocumentPart[]): oas31.OpenAPIObject {
   const routes = restRoutes(router);
   const paths: ZodOpenApiPathsObject = {};
   const usedSlugs = new Set<ProblemSlug>(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error', 'service-unavailable']);
@@ -663,7 +674,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
     item[route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete'] = operation;
   }
   for (const check of HEALTH_CHECKS) paths[check.path] = { get: healthOperation(check) };
-  Object.assign(paths, oauthOpenApi.paths);
+  for (const part of parts) Object.assign(paths, part.paths);
 
   const tags = [...new Set([...routes.flatMap((route) => route.tags), 'health'])];
   const document = createDocument(
@@ -684,7 +695,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
       },
       // The origin the document is served from; every path carries its prefix.
       servers: [{ url: '/', description: 'This service (the origin serving this document).' }],
-      tags: [...tags.map((name) => ({ name, description: TAG_DESCRIPTIONS[name.toLowerCase()] ?? `Operations on ${name}.` })), oauthOpenApi.tag],
+      tags: [...tags.map((name) => ({ name, description: TAG_DESCRIPTIONS[name.toLowerCase()] ?? `Operations on ${name}.` })), ...parts.map((part) => part.tag)],
       paths,
       components: {
         securitySchemes: {
@@ -694,7 +705,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
             bearerFormat: 'JWT',
             description: 'An access token (JWT) from the OAuth 2.0 endpoints below, or from an accepted external issuer.',
           },
-          ...oauthOpenApi.securitySchemes,
+          ...(Object.assign({}, ...parts.map((part) => part.securitySchemes)) as Record<string, oas31.SecuritySchemeObject>),
           oauth2: {
             type: 'oauth2',
             description:
@@ -712,14 +723,14 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
             },
           },
         },
-        headers: { ...HEADERS, ...oauthOpenApi.headers } as unknown as Record<string, oas31.HeaderObject>,
+        headers: { ...HEADERS, ...Object.assign({}, ...parts.map((part) => part.headers)) } as unknown as Record<string, oas31.HeaderObject>,
         parameters: PARAMETERS as unknown as Record<string, oas31.ParameterObject>,
         schemas: {
           Problem: PROBLEM_BASE as oas31.SchemaObject,
           FieldError: FIELD_ERROR as oas31.SchemaObject,
           ...(Object.fromEntries([...usedSlugs].map((slug) => [schemaName(slug), problemSchema(slug)])) as Record<string, oas31.SchemaObject>),
           ...(JSON_PATCH_SCHEMAS as Record<string, oas31.SchemaObject>),
-          ...(oauthOpenApi.schemas as Record<string, oas31.SchemaObject>),
+          ...(Object.assign({}, ...parts.map((part) => part.schemas)) as Record<string, oas31.SchemaObject>),
         },
       },
     },
@@ -732,6 +743,5 @@ export function buildOpenApiDocument(router: AnyRouter, version: string): oas31.
     if (!putBody) throw new Error(`${route.procedurePath}: a PATCH needs a PUT on ${route.path} to describe its merge patch`);
     components.schemas[`${pascal(route.procedurePath)}Body`] = mergePatchSchema(putBody);
   }
-  components.schemas.OrderStatus ??= { type: 'string', enum: [...ORDER_STATUSES] };
   return document;
 }

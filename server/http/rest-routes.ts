@@ -7,7 +7,7 @@ import type { AnyRouter } from '@trpc/server';
 import { forEachOpenApiProcedure, getInputOutputParsers, type OpenApiProcedureRecord } from 'trpc-to-openapi';
 import { z } from 'zod';
 import type { Policy } from '../auth/policy.ts';
-import type { Meta, RestMeta } from '../trpc/trpc.ts';
+import type { Meta, RestMeta } from '../trpc/meta.ts';
 import { procedureRecord } from '../trpc/trpc-internals.ts';
 
 /** How a path or query parameter's text becomes input: integers as numbers, the rest as given. */

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/client.ts';
 import { DomainError, logFailure, MAX_LISTED_ERRORS } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
-import type { CursorCodec } from '../modules/paging.ts';
+import type { CursorCodec } from '../lib/cursors.ts';
 import { createContext, type Context, type IdempotencySettings } from '../trpc/context.ts';
 import { domainTrpcError } from '../trpc/trpc.ts';
 

@@ -58,7 +58,8 @@ export const Currency = z
   .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD')
   .meta({ description: 'ISO 4217 currency code.', example: 'USD' });
 
-export const MAX_PAGE = 1_000_000;
+export { MAX_PAGE } from '../lib/cursors.ts';
+import { MAX_PAGE } from '../lib/cursors.ts';
 export const MAX_LIMIT = 100;
 const Page = z.int().min(1).max(MAX_PAGE);
 const Limit = z.int().min(1).max(MAX_LIMIT);

@@ -10,7 +10,7 @@ import { oauthClients } from '../db/schema.ts';
 import { clientGrantColumns } from '../modules/clients/clients.service.ts';
 import { invalidClient, invalidRequest } from './errors.ts';
 import type { Params } from './params.ts';
-import { secretMatches } from './secrets.ts';
+import { secretMatches } from '../auth/secrets.ts';
 
 export type ClientAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post';
 export const CLIENT_AUTH_METHODS: readonly ClientAuthMethod[] = ['none', 'client_secret_basic', 'client_secret_post'];

@@ -7,7 +7,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { oauthAuthorizationCodes } from '../db/schema.ts';
-import { hashSecret, newSecret } from './secrets.ts';
+import { hashSecret, newSecret } from '../auth/secrets.ts';
 
 export interface CodeGrant {
   clientId: string;

@@ -240,7 +240,7 @@ const REQUEST_ERRORS: DomainError[] = [
     headers: { 'retry-after': '42' },
   }),
   new DomainError('internal-error', 'An unexpected error occurred. It has been logged with the request id.'),
-  // What a lost database connection becomes (server/lib/db-errors.ts), Retry-After included.
+  // What a lost database connection becomes (server/errors/db-errors.ts), Retry-After included.
   toDomainError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })),
 ];
 

@@ -1,12 +1,12 @@
 /**
  * Expired authorization codes, refresh tokens and forgotten sign-in failures are deleted in the
- * background, as every purge deletes (server/lib/purge.ts): in batches, skipping rows a request
+ * background, as every purge deletes (server/db/purge.ts): in batches, skipping rows a request
  * holds (`FOR UPDATE SKIP LOCKED`), so the purge never waits on or blocks a request.
  */
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { oauthAuthorizationCodes, oauthRefreshTokens, signInFailures } from '../db/schema.ts';
-import { deleteInBatches } from '../lib/purge.ts';
+import { deleteInBatches } from '../db/purge.ts';
 import type { OAuthSettings } from './settings.ts';
 
 /**

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { transaction, type Db } from '../db/client.ts';
 import { oauthRefreshTokens } from '../db/schema.ts';
-import { hashSecret, newSecret } from './secrets.ts';
+import { hashSecret, newSecret } from '../auth/secrets.ts';
 
 export const newFamilyId = (): string => randomUUID();
 

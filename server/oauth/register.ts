@@ -18,7 +18,7 @@ import { sendOAuthError } from './errors.ts';
 import { parseForm } from './params.ts';
 import { issuerOf, METADATA_PATH, registerMetadata } from './metadata.ts';
 import { purgeExpiredGrants } from './purge.ts';
-import { startPurge } from '../lib/purge.ts';
+import { startPurge } from '../db/purge.ts';
 import { oauthRateLimit } from './rate-limit.ts';
 import { revokeEndpoint } from './revoke.ts';
 import { purposeKey, resolveOAuthSettings, type OAuthOptions } from './settings.ts';

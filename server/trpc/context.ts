@@ -5,7 +5,7 @@ import type { Db } from '../db/client.ts';
 import { MAX_LISTED_ERRORS } from '../errors/problems.ts';
 import { parseEntityTags } from '../lib/etag.ts';
 import type { Preconditions } from '../lib/preconditions.ts';
-import { processCursors, type CursorCodec } from '../modules/paging.ts';
+import { processCursors, type CursorCodec } from '../lib/cursors.ts';
 
 // Services import it from here today; it lives in lib/ so lib/ never imports trpc/.
 export type { Preconditions };

@@ -19,9 +19,9 @@ import { statement } from '../db/statements.ts';
 import { idempotencyKeys } from '../db/schema.ts';
 import { DomainError } from '../errors/problems.ts';
 import { canonicalJson } from '../lib/etag.ts';
-import { deleteInBatches } from '../lib/purge.ts';
+import { deleteInBatches } from '../db/purge.ts';
 import type { Context, IdempotencySettings } from './context.ts';
-import type { Meta } from './trpc.ts';
+import type { Meta } from './meta.ts';
 
 /**
  * The fingerprint kept with a key: an HMAC of the input in one canonical text (sorted keys), so

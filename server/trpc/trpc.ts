@@ -1,64 +1,12 @@
 import { getTRPCErrorFromUnknown, initTRPC, TRPCError } from '@trpc/server';
-import type { OpenApiMeta } from 'trpc-to-openapi';
-import { PUBLIC, refusal, type Policy, type RolePolicy } from '../auth/policy.ts';
+import { PUBLIC, refusal, type RolePolicy } from '../auth/policy.ts';
 import type { Caller } from '../auth/tokens.ts';
 import { problemBody, problemTypes, type Problem } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import type { Context } from './context.ts';
 import { idempotent, isCreatingOperation } from './idempotency.ts';
+import type { Meta } from './meta.ts';
 import { middlewareResult } from './trpc-internals.ts';
-
-/** How the REST facade answers a procedure, beside trpc-to-openapi's method and path. */
-export interface RestMeta {
-  /** Success status; default 200. */
-  status?: 200 | 201 | 202 | 204;
-  /**
-   * Reads only (default `private`): `public` -> `public, max-age=60`; `private` -> revalidate every
-   * time; `no-store`. Writes always answer `no-store`, so the route table refuses it on them.
-   */
-  cache?: 'public' | 'private' | 'no-store';
-  /** Path template under `/api/v1` filled from the output, e.g. `/products/{id}` -> `Location`. */
-  location?: string;
-  /** `item` gets `Last-Modified` from `updated_at`; `list` gets an RFC 8288 `Link` header. */
-  kind?: 'item' | 'list';
-  /**
-   * PATCH: the body is a patch document of the request's Content-Type; the procedure gets
-   * `{ ...pathParams, format: 'merge-patch' | 'json-patch', document: body }`.
-   */
-  patch?: boolean;
-  /** Problem slugs this operation can answer besides the generic ones (for the OpenAPI document). */
-  problems?: readonly (keyof typeof problemTypes)[];
-  /**
-   * Output fields shown only in the first answer of a creation (a client secret): never stored
-   * with an `Idempotency-Key`, so a replay answers without them (server/trpc/idempotency.ts).
-   */
-  notReplayed?: readonly string[];
-  /**
-   * The next steps a client takes with this operation's answer beyond those its `location` names
-   * (the OpenAPI document derives those): OpenAPI links, which schemathesis's stateful phase follows.
-   */
-  links?: readonly RestLink[];
-}
-
-/**
- * A next step from an operation's answer to another procedure: which of the target's path
- * parameters and body members come from which members of the answer, named by JSON pointer into
- * it, e.g. paying a confirmed order: `{ to: 'payments.create', body: { order_id: 'id', amount: 'total' } }`,
- * or ordering the first product of a page: `body: { items: [{ product_id: 'data/0/id', quantity: 1 }] }`.
- */
-export interface RestLink {
-  /** The target procedure's dotted path on the router. */
-  to: string;
-  /** Target path parameter -> pointer into the answer. */
-  parameters?: Readonly<Record<string, string>>;
-  /** Members of the target's body: every string a pointer into the answer, anything else as it is. */
-  body?: Readonly<Record<string, unknown>>;
-  /** What the step does, for the document. */
-  description: string;
-}
-
-/** `policy`: who may call the procedure (server/auth/policy.ts); every procedure declares one. */
-export type Meta = OpenApiMeta<{ rest?: RestMeta; policy?: Policy }>;
 
 const t = initTRPC
   .context<Context>()

@@ -16,7 +16,7 @@ import {
   ensureDevClient,
   ensureDocsClient,
 } from '../../server/modules/clients/clients.service.ts';
-import { hashSecret, secretMatches } from '../../server/oauth/secrets.ts';
+import { hashSecret, secretMatches } from '../../server/auth/secrets.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import {
   CLIENTS,

@@ -6,7 +6,7 @@
 import { inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orders } from '../../server/db/schema.ts';
-import { processCursors } from '../../server/modules/paging.ts';
+import { processCursors } from '../../server/lib/cursors.ts';
 import { createTestHarness } from '../../server/testing.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { createOrderScene, draftOrder, forceStatus, ORDERS, type OrderListBody, type OrderScene } from '../helpers/orders.ts';

@@ -7,7 +7,8 @@ import { isPublic, PERSON_SCOPES, SCOPES, type Policy } from '../../server/auth/
 import { appRouter } from '../../server/router.ts';
 import type { Db } from '../../server/db/client.ts';
 import { createContextInner } from '../../server/trpc/context.ts';
-import { createCallerFactory, publicProcedure, router, type Meta } from '../../server/trpc/trpc.ts';
+import type { Meta } from '../../server/trpc/meta.ts';
+import { createCallerFactory, publicProcedure, router } from '../../server/trpc/trpc.ts';
 import { listProcedures } from '../../server/trpc/trpc-internals.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 

@@ -14,7 +14,7 @@ import { DomainError } from '../../server/errors/problems.ts';
 import { restRoutes, type RestRoute } from '../../server/http/rest-routes.ts';
 import { appRouter, createCaller } from '../../server/router.ts';
 import { createContextInner } from '../../server/trpc/context.ts';
-import type { Meta } from '../../server/trpc/trpc.ts';
+import type { Meta } from '../../server/trpc/meta.ts';
 import { listProcedures } from '../../server/trpc/trpc-internals.ts';
 import { orders } from '../../server/db/schema.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';

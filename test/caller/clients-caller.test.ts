@@ -10,7 +10,7 @@ import { createContextInner } from '../../server/trpc/context.ts';
 import { clientRow, confidentialClientInput, insertRefreshToken, publicClientInput, refreshTokenExists, withoutSecret } from '../helpers/clients.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { expectDomainError } from '../helpers/problems.ts';
-import { hashSecret } from '../../server/oauth/secrets.ts';
+import { hashSecret } from '../../server/auth/secrets.ts';
 
 let harness: TestHarness;
 beforeAll(async () => {

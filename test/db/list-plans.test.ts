@@ -20,7 +20,7 @@ import { listOrders } from '../../server/modules/orders/orders.service.ts';
 import { listPayments } from '../../server/modules/payments/payments.service.ts';
 import { listProducts } from '../../server/modules/products/products.service.ts';
 import { listUsers } from '../../server/modules/users/users.service.ts';
-import { CursorCodec } from '../../server/modules/paging.ts';
+import { CursorCodec } from '../../server/lib/cursors.ts';
 import type { OrderListQuery } from '../../server/modules/orders/orders.schemas.ts';
 import { testCallerIdentity } from '../../server/testing.ts';
 import { copyTemplateDatabase, onPostgres } from '../helpers/db.ts';

@@ -11,7 +11,7 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../server/db/client.ts';
-import { databaseProblem } from '../../server/lib/db-errors.ts';
+import { databaseProblem } from '../../server/errors/db-errors.ts';
 import { copyTemplateDatabase, onPostgres } from '../helpers/db.ts';
 
 /** Errors thrown outside any promise, and rejections nobody handled: each would end the service. */

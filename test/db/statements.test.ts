@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../server/db/client.ts';
 import { products } from '../../server/db/schema.ts';
 import { statement } from '../../server/db/statements.ts';
-import { isUniqueViolation } from '../../server/lib/db-errors.ts';
+import { isUniqueViolation } from '../../server/errors/db-errors.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
 let database: Database;

@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import type { Db } from '../../server/db/client.ts';
 import { oauthClients, oauthRefreshTokens } from '../../server/db/schema.ts';
 import type { Client, ClientInput, ClientList, CreatedClient } from '../../server/modules/clients/clients.schemas.ts';
-import { hashSecret, newSecret } from '../../server/oauth/secrets.ts';
+import { hashSecret, newSecret } from '../../server/auth/secrets.ts';
 import type { TestApp } from './app.ts';
 
 export const CLIENTS = '/api/v1/clients';

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import type { Db } from '../../server/db/client.ts';
 import { oauthClients, type GrantType } from '../../server/db/schema.ts';
-import { hashSecret } from '../../server/oauth/secrets.ts';
+import { hashSecret } from '../../server/auth/secrets.ts';
 import { SCOPES } from '../../server/auth/policy.ts';
 import { expect } from 'vitest';
 import { createTestApp, TEST_PASSWORD, type TestApp } from './app.ts';

@@ -290,7 +290,7 @@ describe('the form POST itself', () => {
     const form = await getForm(server.base, query);
     const response = await postForm(server.base, { ...form.fields, email: ada.email, password: TEST_PASSWORD }, form.cookie);
     const code = new URL(response.headers.get('location') ?? '').searchParams.get('code') ?? '';
-    const { hashSecret } = await import('../../server/oauth/secrets.ts');
+    const { hashSecret } = await import('../../server/auth/secrets.ts');
     const [row] = await server.db.select().from(oauthAuthorizationCodes).where(eq(oauthAuthorizationCodes.codeHash, hashSecret(code)));
     expect(row).toMatchObject({ userId: ada.id, clientId: app.client.client_id, redirectUri: REDIRECT_URI, codeChallenge: query.code_challenge, scope: 'orders:read orders:write', usedAt: null });
   });

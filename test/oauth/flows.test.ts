@@ -9,7 +9,7 @@ import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERSON_SCOPES, SCOPES } from '../../server/auth/policy.ts';
 import { oauthAuthorizationCodes, oauthRefreshTokens } from '../../server/db/schema.ts';
-import { hashSecret } from '../../server/oauth/secrets.ts';
+import { hashSecret } from '../../server/auth/secrets.ts';
 import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
 import {
   codeFlow,

@@ -9,7 +9,7 @@ import { TokenService } from '../../server/auth/tokens.ts';
 import { buildApp } from '../../server/app.ts';
 import { oauthAuthorizationCodes, oauthRefreshTokens, signInFailures } from '../../server/db/schema.ts';
 import { purgeExpiredGrants } from '../../server/oauth/purge.ts';
-import { hashSecret } from '../../server/oauth/secrets.ts';
+import { hashSecret } from '../../server/auth/secrets.ts';
 import { defaultOAuthSettings } from '../../server/oauth/settings.ts';
 import { ensureAdmin } from '../../server/modules/users/users.service.ts';
 import { createUserRow, TEST_JWT, TEST_PASSWORD, type TestUser } from '../helpers/app.ts';

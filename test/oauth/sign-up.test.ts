@@ -203,7 +203,7 @@ describe('sign-up on (the default)', () => {
       const form = await getSignUpForm(server, query);
       const response = await postForm(server.base, { ...form.fields, name: 'Mary', email: newEmail(), password: PASSWORD }, form.cookie);
       const code = redirectedTo(response).get('code') ?? '';
-      const { hashSecret } = await import('../../server/oauth/secrets.ts');
+      const { hashSecret } = await import('../../server/auth/secrets.ts');
       const [row] = await server.db.select({ scope: oauthAuthorizationCodes.scope }).from(oauthAuthorizationCodes).where(sql`${oauthAuthorizationCodes.codeHash} = ${hashSecret(code)}`);
       expect(row?.scope).toBe('orders:read');
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../server/errors/problems.ts';
-import { databaseProblem } from '../../server/lib/db-errors.ts';
+import { databaseProblem } from '../../server/errors/db-errors.ts';
 
 /** A driver error as drizzle hands it on: wrapped, the driver's error as `cause`. */
 function wrapped(fields: Record<string, unknown>, message = 'driver failure'): Error {

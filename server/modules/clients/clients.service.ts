@@ -5,7 +5,7 @@ import { transaction, type Db } from '../../db/client.ts';
 import { oauthClients, type GrantType } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { assertIfMatch, type Preconditions } from '../../lib/preconditions.ts';
-import { hashSecret, newSecret } from '../../oauth/secrets.ts';
+import { hashSecret, newSecret } from '../../auth/secrets.ts';
 import { iso, type Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import { Client, type ClientInput, type ClientListQuery, type CreatedClient } from './clients.schemas.ts';
@@ -50,7 +50,7 @@ export const newClientId = (): string => randomBytes(16).toString('base64url');
 
 /**
  * Registers a client. A confidential one gets a secret, answered here once: the table keeps only
- * its hash (server/oauth/secrets.ts), and an Idempotency-Key replay never carries it
+ * its hash (server/auth/secrets.ts), and an Idempotency-Key replay never carries it
  * (the router's `meta.rest.notReplayed`).
  */
 export async function createClient({ db, input }: { db: Db; input: ClientInput }): Promise<CreatedClient> {

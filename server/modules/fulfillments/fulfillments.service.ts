@@ -11,7 +11,7 @@ import type { Caller } from '../../auth/tokens.ts';
 import { transaction, type Db } from '../../db/client.ts';
 import { fulfillments, orders } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
-import { isUniqueViolation } from '../../lib/db-errors.ts';
+import { isUniqueViolation } from '../../errors/db-errors.ts';
 import { iso, type Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import { awaitsShipment, type OrderStatus } from '../orders/orders.rules.ts';

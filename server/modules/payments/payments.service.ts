@@ -11,7 +11,7 @@ import { transaction, type Db } from '../../db/client.ts';
 import { statement } from '../../db/statements.ts';
 import { orders, payments } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
-import { isUniqueViolation } from '../../lib/db-errors.ts';
+import { isUniqueViolation } from '../../errors/db-errors.ts';
 import type { Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import { orderTotal } from '../orders/orders.representation.ts';

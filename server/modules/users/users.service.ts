@@ -5,7 +5,7 @@ import type { Caller } from '../../auth/tokens.ts';
 import { transaction, type Db } from '../../db/client.ts';
 import { orders, users } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
-import { isUniqueViolation } from '../../lib/db-errors.ts';
+import { isUniqueViolation } from '../../errors/db-errors.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
 import { iso, type Page } from '../common.schemas.ts';

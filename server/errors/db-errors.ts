@@ -1,4 +1,4 @@
-import { DomainError } from '../errors/problems.ts';
+import { DomainError } from './problems.ts';
 
 /** PostgreSQL error fields, read through drizzle's wrapper; both drivers expose `code`. */
 interface PgErrorFields {

@@ -5,7 +5,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db } from '../db/client.ts';
+import type { Db } from './client.ts';
 
 /** Rows one DELETE of a purge removes at most: short statements, short locks. */
 export const PURGE_BATCH = 1000;
