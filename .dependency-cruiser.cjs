@@ -1,3 +1,4 @@
+/* global module */
 /**
  * The layers of server/, written down once (docs/architecture.md#layers), and checked by
  * `npm run lint`: a file imports only from its own layer or the layers below it, and no files
