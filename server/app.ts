@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { METHODS } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TokenService } from './auth/tokens.ts';
 import type { Database } from './db/client.ts';
 import { DomainError } from './errors/problems.ts';
 import { fastifyTrustProxy, type TrustProxy } from './lib/client-address.ts';
 import { projectRoot } from './lib/project-root.ts';
+import { admission, securityHeaders } from './http/admission.ts';
+import { corsPolicy } from './http/cors.ts';
 import { registerDocs } from './http/docs.ts';
 import { registerHealth } from './http/health.ts';
 import { Lifecycle } from './http/lifecycle.ts';
@@ -23,7 +24,7 @@ import { registerOAuth, type OAuthOptions } from './oauth/register.ts';
 import { oauthOpenApi } from './oauth/openapi-paths.ts';
 import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './http/rate-limit.ts';
 import { startPurge } from './db/purge.ts';
-import { registerMethodFallbacks, registerRestRoutes } from './http/rest-adapter.ts';
+import { registerRestRoutes } from './http/rest-adapter.ts';
 import { registerTrpcEndpoint } from './http/trpc-endpoint.ts';
 import { appRouter } from './router.ts';
 import { CursorCodec, processCursors } from './lib/cursors.ts';
@@ -99,18 +100,6 @@ const SERVED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE',
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** Accept must allow JSON (problem+json included) or anything; otherwise 406. */
-function acceptsJson(accept: string | undefined): boolean {
-  if (accept === undefined || accept.trim() === '') return true;
-  return accept.split(',').some((range) => {
-    const [type = '', ...params] = range.trim().toLowerCase().split(';');
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    if (q !== undefined && Number(q.slice(2)) === 0) return false;
-    const media = type.trim();
-    return media === '*/*' || media === 'application/*' || media === 'application/json' || media.endsWith('+json');
-  });
-}
-
 /** Builds the whole service; never listens (tests use `inject`). Closing it closes the database. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { database, tokens } = options;
@@ -175,35 +164,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const rateLimiter = await registerRateLimit(app, options.rateLimit ?? { max: 600, timeWindow: '1 minute' }, MAX_TRPC_BATCH);
   limiter = rateLimiter;
-  app.decorateRequest('caller', null);
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    // OWASP's REST headers: no sniffing, no framing; HTML pages set their own policy.
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
-    if (options.tls) reply.header('strict-transport-security', 'max-age=31536000');
-    if (lifecycle.phase === 'closed') {
-      throw new DomainError('service-unavailable', 'The service is shutting down; retry on a new connection.', {
-        headers: { 'retry-after': '1', connection: 'close' },
-      });
-    }
-    const api = request.routeOptions.config.api === true;
-    // The token is verified once, then the request is counted (per verified caller, else per client
-    // address, a bad token included) before anything is refused: refusals count and carry RateLimit-*.
-    let refusal: unknown;
-    if (api || request.url.startsWith('/trpc/')) {
-      try {
-        request.caller = await tokens.authenticate(request.headers.authorization);
-      } catch (error) {
-        refusal = error;
-      }
-    }
-    await rateLimiter.count(request, reply);
-    if (api && !acceptsJson(request.headers.accept)) {
-      throw new DomainError('not-acceptable', 'This API answers only application/json (and application/problem+json).');
-    }
-    if (refusal !== undefined) throw refusal;
-  });
+  await app.register(securityHeaders, { tls: options.tls !== undefined });
+  await app.register(admission, { tokens, rateLimiter, lifecycle });
   app.setErrorHandler((error, request, reply) => handleError(error, request, reply));
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new DomainError('not-found', `No resource at ${request.url.split('?')[0]}.`)));
   const { purgeIntervalMs = 10 * 60_000, ...idempotencyOverrides } = options.idempotency ?? {};
@@ -217,34 +179,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await database.close();
   });
 
-  const origins = options.corsOrigins ?? [];
-  if (origins === '*' || origins.length > 0) {
-    // Preflights are answered in the plugin's onRequest hook, before routing and auth.
-    await app.register(cors, {
-      origin: origins === '*' ? true : origins,
-      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-      allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'If-Modified-Since', 'Idempotency-Key', 'X-Request-Id'],
-      exposedHeaders: ['ETag', 'Last-Modified', 'Location', 'Link', 'X-Request-Id', 'Allow', 'Accept-Post', 'Accept-Patch', 'WWW-Authenticate', 'Retry-After', 'Idempotent-Replayed'],
-      maxAge: 600,
-    });
-  }
+  await app.register(corsPolicy, { origins: options.corsOrigins ?? [] });
 
   registerRestRoutes(app, { router: appRouter, db: database.db, idempotency, cursors });
   await registerOAuth(app, { db: database.db, tokens, tls: options.tls !== undefined, options: options.oauth });
 
   registerHealth(app, { database, rateLimiter, lifecycle });
 
-  const openApiDocument = JSON.stringify(buildOpenApiDocument(appRouter, packageVersion, [oauthOpenApi]));
-  app.get('/api/openapi.json', { config: { api: true } }, async (_request, reply) =>
-    reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'public, max-age=300').send(openApiDocument),
-  );
-  registerMethodFallbacks(
-    app,
-    new Map([
-      ['/api/openapi.json', new Set(['GET', 'HEAD'])],
-    ]),
-  );
-  await registerDocs(app);
+  await registerDocs(app, { document: JSON.stringify(buildOpenApiDocument(appRouter, packageVersion, [oauthOpenApi])) });
 
   // The typed client's door: same procedures and context as REST, problems in the error `data`.
   // The typed client sends at most 50 calls a request (its `maxItems`); more than MAX_TRPC_BATCH get a 400.

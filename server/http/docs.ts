@@ -5,6 +5,7 @@ import { SCOPES } from '../auth/policy.ts';
 import { isProblemSlug, problemTypes } from '../errors/problems.ts';
 import { DomainError } from '../errors/problems.ts';
 import { DOCS_CLIENT_ID } from '../modules/clients/clients.service.ts';
+import { registerMethodFallbacks } from './rest-adapter.ts';
 
 const require = createRequire(import.meta.url);
 // absolute-path.js only: the package's main module would load the whole UI bundle into the server.
@@ -71,8 +72,15 @@ const redirectPage = `<!doctype html>
 </html>`;
 const REDIRECT_CSP = "default-src 'none'; script-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/** Interactive docs (Swagger UI, served from our own node_modules: no CDN) and problem type pages. */
-export async function registerDocs(app: FastifyInstance): Promise<void> {
+/**
+ * The OpenAPI document (`document`, its JSON text) at /api/openapi.json, interactive docs (Swagger
+ * UI, served from our own node_modules: no CDN) and problem type pages.
+ */
+export async function registerDocs(app: FastifyInstance, { document }: { document: string }): Promise<void> {
+  app.get('/api/openapi.json', { config: { api: true } }, async (_request, reply) =>
+    reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'public, max-age=300').send(document),
+  );
+  registerMethodFallbacks(app, new Map([['/api/openapi.json', new Set(['GET', 'HEAD'])]]));
   await app.register(fastifyStatic, { root: swaggerUiDir, prefix: '/api/docs/assets/', decorateReply: false, index: false });
   app.get('/api/docs', async (_request, reply) =>
     reply

@@ -12,7 +12,7 @@ export type { Preconditions };
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The verified caller (null: anonymous), set before routing on API and tRPC requests (server/app.ts). */
+    /** The verified caller (null: anonymous), set before routing on API and tRPC requests (server/http/admission.ts). */
     caller: Caller | null;
   }
 }
