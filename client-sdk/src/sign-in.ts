@@ -50,15 +50,43 @@ const requestOptions = (issuer: URL, fetchImpl: Fetch | undefined) => ({
   ...(fetchImpl === undefined ? {} : { [oauth.customFetch]: fetchImpl }),
 });
 
-/** The service's RFC 8414 metadata, checked to name `url` as its issuer. */
+/** How long a service's metadata is used before it is fetched again. */
+const DISCOVERY_TTL_MS = 10 * 60_000;
+
+interface Discovery {
+  metadata: Promise<oauth.AuthorizationServer>;
+  fetchedAt: number;
+}
+
+/** Metadata fetched, by issuer, per `fetch` (the global one under `globalFetch`): one request per issuer, not one per sign-in. */
+const globalFetch: Fetch = (...args) => fetch(...args);
+const discoveries = new WeakMap<Fetch, Map<string, Discovery>>();
+
+/**
+ * The service's RFC 8414 metadata, checked to name `url` as its issuer. Kept for
+ * DISCOVERY_TTL_MS (a start and the finish of a sign-in, and every renewal of the page, ask once);
+ * a failed fetch is not kept, so the next call tries again.
+ */
 async function discover(options: SignInOptions): Promise<oauth.AuthorizationServer> {
   const issuer = issuerOf(options.url);
-  try {
-    const response = await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...requestOptions(issuer, options.fetch) });
-    return await oauth.processDiscoveryResponse(issuer, response);
-  } catch (error) {
-    throw asSignInError(error);
-  }
+  let byIssuer = discoveries.get(options.fetch ?? globalFetch);
+  if (byIssuer === undefined) discoveries.set(options.fetch ?? globalFetch, (byIssuer = new Map()));
+  const kept = byIssuer.get(issuer.href);
+  if (kept !== undefined && Date.now() - kept.fetchedAt < DISCOVERY_TTL_MS) return kept.metadata;
+  const metadata = (async () => {
+    try {
+      const response = await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...requestOptions(issuer, options.fetch) });
+      return await oauth.processDiscoveryResponse(issuer, response);
+    } catch (error) {
+      throw asSignInError(error);
+    }
+  })();
+  const entry: Discovery = { metadata, fetchedAt: Date.now() };
+  byIssuer.set(issuer.href, entry);
+  metadata.catch(() => {
+    if (byIssuer.get(issuer.href) === entry) byIssuer.delete(issuer.href);
+  });
+  return metadata;
 }
 
 /** Any failure of oauth4webapi as a `SignInError`: the service's refusal keeps its code and status. */

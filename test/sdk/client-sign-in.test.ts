@@ -66,6 +66,29 @@ describe('signInWithPassword', () => {
     expect(await client.orders.get.query({ id: order.id })).toMatchObject({ status: 'paid' });
   });
 
+  it('fetches the service metadata once for many sign-ins, and again after a failed fetch', async () => {
+    const ada = await server.createUser('customer');
+    const metadataPaths: string[] = [];
+    let failNext = true;
+    const counting: typeof fetch = async (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (url.pathname.startsWith('/.well-known/')) {
+        metadataPaths.push(url.pathname);
+        if (failNext) {
+          failNext = false;
+          return new Response('unavailable', { status: 503 });
+        }
+      }
+      return fetch(input, init);
+    };
+    const signIn = () => signInWithPassword({ ...options(), username: ada.email, password: TEST_PASSWORD, fetch: counting });
+    await expect(signIn()).rejects.toBeInstanceOf(SignInError);
+    await signIn();
+    await signIn();
+    await startSignIn({ ...options(), redirectUri: REDIRECT_URI, pending: memoryStorage(), fetch: counting });
+    expect(metadataPaths).toEqual(['/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server']);
+  });
+
   it('asks only for what is given: a narrower scope is granted as asked', async () => {
     const ada = await server.createUser('customer');
     const tokens = await signInWithPassword({ ...options(), username: ada.email, password: TEST_PASSWORD, scope: ['orders:read'] });
