@@ -216,7 +216,7 @@ async function main(): Promise<void> {
   } else {
     const servicePort = Number(process.env.PORT ?? 3000);
     const serviceUrl = `http://${host}:${servicePort}`;
-    const email = 'admin@localhost';
+    const email = 'admin@example.com';
     const password = randomBytes(12).toString('base64url');
     console.log(`Starting the service on PGlite in memory at ${serviceUrl}...`);
     const service = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
