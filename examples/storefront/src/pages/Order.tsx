@@ -72,7 +72,13 @@ export function OrderPage({ id }: { id: number }) {
   useEffect(() => {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let loaded = false;
     const poll = async () => {
+      // A hidden tab asks nothing; it looks again as soon as it is shown.
+      if (document.hidden) {
+        timer = setTimeout(() => void poll(), POLL_MS);
+        return;
+      }
       try {
         const fresh = await load();
         if (!named.current) {
@@ -81,9 +87,14 @@ export function OrderPage({ id }: { id: number }) {
           const products = await Promise.all(fresh.items.map((item) => client.products.get.query({ id: item.product_id }).catch(() => undefined)));
           setNames(new Map(products.flatMap((p) => (p ? [[p.id, p.name] as const] : []))));
         }
+        loaded = true;
         if (!stopped && !DONE.includes(fresh.status)) timer = setTimeout(() => void poll(), POLL_MS);
       } catch (e) {
-        if (!stopped) setError(e);
+        if (stopped) return;
+        // The first read failing is the page's news (not found, signed out...); a later one is
+        // tried again, the last status staying on the page meanwhile.
+        if (loaded) timer = setTimeout(() => void poll(), POLL_MS);
+        else setError(e);
       }
     };
     void poll();
