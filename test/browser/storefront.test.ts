@@ -69,13 +69,12 @@ beforeAll(async () => {
   const address = shop.address();
   shopOrigin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 
-  t = await createTestApp({ corsOrigins: [shopOrigin] });
+  // The service's database and the app's packages get ready side by side: both take seconds.
+  [t] = await Promise.all([createTestApp({ corsOrigins: [shopOrigin] }), packClient(work, { isolated: true }).then(installStorefront)]);
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
   const admin = { serviceUrl: base, token: t.admin.token };
   const clientId = await registerStorefrontClient(admin, `${shopOrigin}/callback`);
   await seedProducts(admin);
-
-  await installStorefront(await packClient(work, { isolated: true }));
   // tsc takes a while: it runs beside the browser, and its test reads the result at the end.
   typecheck = typecheckStorefront();
   await buildStorefront(dist, { serviceUrl: base, clientId });
