@@ -189,9 +189,9 @@ describe.skipIf(!runs)('the storefront in chromium', () => {
     expect(await page.getByRole('alert').count()).toBe(0);
     const payments = await t.request({ method: 'GET', url: `/api/v1/payments?order_id=${orderId}`, token: t.admin.token });
     expect(payments.json<{ data: { amount: number }[] }>().data.map((p) => p.amount)).toEqual([6300]);
-    expect(paymentRequests.length).toBeGreaterThanOrEqual(1);
+    // The second click met a button already busy: one request, with a key of its own.
+    expect(paymentRequests).toHaveLength(1);
     expect(paymentRequests[0]).toMatch(/^[0-9a-f]{32}$/);
-    expect(new Set(paymentRequests).size).toBe(1);
     await expectAccessible(page, 'order (paid)');
 
     // Shipped by the shop: the open page shows it on its own (it polls the order).
