@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'client-sdk/dist/', 'client-sdk/node_modules/', 'drizzle/', '.data/', 'coverage/'] },
+  { ignores: ['node_modules/', 'dist/', 'client-sdk/dist/', 'client-sdk/node_modules/', 'examples/*/dist/', 'drizzle/', '.data/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

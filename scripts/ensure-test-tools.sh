@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure what the tests need beyond npm packages is on the machine: Debian's chromium for the
-# browser test of the docs page, Debian's redis-server for the test of one rate limit shared by two
-# processes, Debian's nginx for the test of three instances behind deploy/nginx.conf (it runs its
+# browser tests (the docs page, the sign-in form, the storefront example: its npm packages it
+# installs itself), Debian's redis-server for the test of one rate limit shared by two processes,
+# Debian's nginx for the test of three instances behind deploy/nginx.conf (it runs its
 # own nginx process; the package's service is not needed). Runs before `npm test` (pretest) and in
 # .ci/run; idempotent, and apt-get update runs at most once, only when the install needs it.
 set -euo pipefail

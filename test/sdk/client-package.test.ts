@@ -282,6 +282,12 @@ describe('the client package manifest', () => {
   });
 });
 
+/**
+ * Each tsc run of a consumer takes seconds alone and over a minute on a loaded 2-core machine (the
+ * whole suite beside it, the storefront's own tsc and chromium included): a bound no passing run meets.
+ */
+const TSC_TIMEOUT_MS = 180_000;
+
 describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/client, installed in a fresh project', () => {
   let project: string;
   let packedFiles: string[];
@@ -353,13 +359,13 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
       const result = await run(process.execPath, [tsc, '-p', config], { cwd: project }).catch((error: { stdout: string }) => error);
       expect(result.stdout, `tsc -p ${config}`).toBe('');
     }
-  }, 60_000);
+  }, TSC_TIMEOUT_MS);
 
   it("the README's TypeScript examples compile against the package as written (strict, exactOptionalPropertyTypes)", async () => {
     expect(readmeExamples.length).toBeGreaterThanOrEqual(10);
     const result = await run(process.execPath, [tsc, '-p', 'tsconfig.readme.json'], { cwd: project }).catch((error: { stdout: string }) => error);
     expect(result.stdout).toBe('');
-  }, 60_000);
+  }, TSC_TIMEOUT_MS);
 
   describe('against a listening service', () => {
     let service: TestApp;

@@ -1,0 +1,235 @@
+/**
+ * One order: its items and status, the next step its `_links` offer (confirm, pay, cancel), and its
+ * payments. The status is read again every few seconds until the order is done (the service's
+ * live events will replace the polling once they exist).
+ */
+import { idempotent, type RouterOutputs } from '@order-service/client';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ErrorMessage, Link, Loading, PageTitle } from '../components.tsx';
+import { STATUS_LABELS, type OrderStatus } from '../messages.ts';
+import { formatMoney } from '../money.ts';
+import { client } from '../session.ts';
+
+type Order = RouterOutputs['orders']['get'];
+type Payment = RouterOutputs['payments']['list']['data'][number];
+type Method = RouterOutputs['payments']['get']['method'];
+
+const POLL_MS = 3000;
+const DONE: readonly OrderStatus[] = ['completed', 'cancelled'];
+
+const NEXT_STEP: Record<OrderStatus, string> = {
+  draft: 'Check the items and the address, then confirm the order to reserve them.',
+  confirmed: 'Your items are reserved. Pay to complete the order.',
+  paid: "Thank you! We're preparing your order.",
+  shipped: 'Your order is on its way.',
+  delivered: 'Your order has been delivered.',
+  completed: 'This order is complete.',
+  cancelled: 'This order was cancelled.',
+};
+
+const METHODS: { value: Method; label: string }[] = [
+  { value: 'card', label: 'Card' },
+  { value: 'bank_transfer', label: 'Bank transfer' },
+  { value: 'wallet', label: 'Wallet' },
+];
+
+/**
+ * One idempotency key per checkout attempt of an order, kept in the tab until the order is paid:
+ * a double click, a retry after a lost answer, or a reload mid-payment sends the same key, and
+ * the service pays once (client-sdk/README.md, "Retrying safely").
+ */
+function paymentKey(orderId: number): string {
+  const name = `storefront:payment-key:${orderId}`;
+  let key = sessionStorage.getItem(name);
+  if (key === null) {
+    // getRandomValues: randomUUID needs a secure context, which a plain-http preview is not.
+    key = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+    sessionStorage.setItem(name, key);
+  }
+  return key;
+}
+
+const forgetPaymentKey = (orderId: number): void => sessionStorage.removeItem(`storefront:payment-key:${orderId}`);
+
+export function OrderPage({ id }: { id: number }) {
+  const [order, setOrder] = useState<Order | undefined>();
+  const [names, setNames] = useState<Map<number, string>>(new Map());
+  const [payments, setPayments] = useState<Payment[]>([]);
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState<'confirm' | 'pay' | 'cancel' | undefined>();
+  const [method, setMethod] = useState<Method>('card');
+  // Set at once, before any re-render: a double click sends one request, not two.
+  const inFlight = useRef(false);
+  const named = useRef(false);
+
+  const load = async (): Promise<Order> => {
+    const [fresh, paid] = await Promise.all([client.orders.get.query({ id }), client.payments.list.query({ order_id: id })]);
+    setOrder(fresh);
+    setPayments(paid.data);
+    return fresh;
+  };
+
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let loaded = false;
+    const poll = async () => {
+      // A hidden tab asks nothing; it looks again as soon as it is shown.
+      if (document.hidden) {
+        timer = setTimeout(() => void poll(), POLL_MS);
+        return;
+      }
+      try {
+        const fresh = await load();
+        if (!named.current) {
+          named.current = true;
+          // Calls made together travel in one request (the client batches them).
+          const products = await Promise.all(fresh.items.map((item) => client.products.get.query({ id: item.product_id }).catch(() => undefined)));
+          setNames(new Map(products.flatMap((p) => (p ? [[p.id, p.name] as const] : []))));
+        }
+        loaded = true;
+        if (!stopped && !DONE.includes(fresh.status)) timer = setTimeout(() => void poll(), POLL_MS);
+      } catch (e) {
+        if (stopped) return;
+        // The first read failing is the page's news (not found, signed out...); a later one is
+        // tried again, the last status staying on the page meanwhile.
+        if (loaded) timer = setTimeout(() => void poll(), POLL_MS);
+        else setError(e);
+      }
+    };
+    void poll();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [id]);
+
+  const act = async (what: 'confirm' | 'pay' | 'cancel') => {
+    if (inFlight.current || order === undefined) return;
+    inFlight.current = true;
+    setBusy(what);
+    setError(undefined);
+    try {
+      if (what === 'confirm') setOrder(await client.orders.confirm.mutate({ id }));
+      else if (what === 'cancel') setOrder(await client.orders.cancel.mutate({ id }));
+      else {
+        await client.payments.create.mutate({ order_id: id, amount: order.total, method }, idempotent(paymentKey(id)));
+        forgetPaymentKey(id);
+      }
+      await load();
+    } catch (e) {
+      setError(e);
+      await load().catch(() => undefined);
+    } finally {
+      inFlight.current = false;
+      setBusy(undefined);
+    }
+  };
+
+  if (order === undefined) {
+    return (
+      <>
+        <PageTitle>Order #{id}</PageTitle>
+        {error === undefined ? <Loading what="your order" /> : <ErrorMessage error={error} />}
+        <p>
+          <Link href="/orders">All your orders</Link>
+        </p>
+      </>
+    );
+  }
+
+  const productName = (productId: number) => names.get(productId);
+
+  return (
+    <>
+      <PageTitle>Order #{order.id}</PageTitle>
+      <section aria-labelledby="status-heading" class="status">
+        <h2 id="status-heading">Status</h2>
+        <p role="status">
+          <strong class={`badge badge-${order.status}`} data-status={order.status}>
+            {STATUS_LABELS[order.status]}
+          </strong>{' '}
+          {NEXT_STEP[order.status]}
+        </p>
+      </section>
+      <ErrorMessage error={error} productName={productName} />
+      <div class="actions">
+        {order._links.confirm && (
+          <button type="button" disabled={busy !== undefined} onClick={() => void act('confirm')}>
+            {busy === 'confirm' ? 'Confirming…' : 'Confirm order'}
+          </button>
+        )}
+        {order._links.pay && (
+          <form
+            class="pay"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void act('pay');
+            }}
+          >
+            <label>
+              Payment method
+              <select value={method} onChange={(e) => setMethod(e.currentTarget.value as Method)}>
+                {METHODS.map((m) => (
+                  <option key={m.value} value={m.value}>
+                    {m.label}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <button type="submit" disabled={busy !== undefined}>
+              {busy === 'pay' ? 'Paying…' : `Pay ${formatMoney(order.total, order.currency)}`}
+            </button>
+          </form>
+        )}
+        {order._links.cancel && (
+          <button type="button" class="secondary" disabled={busy !== undefined} onClick={() => void act('cancel')}>
+            {busy === 'cancel' ? 'Cancelling…' : 'Cancel order'}
+          </button>
+        )}
+      </div>
+      <h2>Items</h2>
+      <table class="lines">
+        <thead>
+          <tr>
+            <th scope="col">Product</th>
+            <th scope="col">Quantity</th>
+            <th scope="col">Price</th>
+            <th scope="col">Line total</th>
+          </tr>
+        </thead>
+        <tbody>
+          {order.items.map((item) => (
+            <tr key={item.product_id}>
+              <th scope="row">{productName(item.product_id) ?? `Product #${item.product_id}`}</th>
+              <td>{item.quantity}</td>
+              <td>{formatMoney(item.unit_price, order.currency)}</td>
+              <td>{formatMoney(item.line_total, order.currency)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p class="total">
+        Total: <strong>{formatMoney(order.total, order.currency)}</strong>
+      </p>
+      <h2>Delivery address</h2>
+      <p class="address">{order.address ?? 'None yet'}</p>
+      {payments.length > 0 && (
+        <>
+          <h2>Payments</h2>
+          <ul class="payments">
+            {payments.map((payment) => (
+              <li key={payment.id}>
+                {formatMoney(payment.amount, payment.currency)} by {METHODS.find((m) => m.value === payment.method)?.label ?? payment.method} on{' '}
+                {new Date(payment.created_at).toLocaleString('en-US')}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      <p>
+        <Link href="/orders">All your orders</Link>
+      </p>
+    </>
+  );
+}

@@ -1,0 +1,264 @@
+/**
+ * The storefront example (examples/storefront) in a real browser (Debian's chromium through
+ * playwright-core), built once for this file the way `npm run example:storefront` builds it: the
+ * packed @order-service/client installed from its tarball, the storefront's OAuth client
+ * registered through the admin API, sample products added, `vite build` served as static files on
+ * an origin of its own. A shopper signs up through the service's sign-up page (PKCE), buys two
+ * products, pays with a double click (one payment, one idempotency key), sees the order paid and
+ * then shipped (polling); problems are shown as sentences; axe-core finds no serious or critical
+ * violation on any page.
+ *
+ * Runs in the pglite project only: the app, not the database, is under test.
+ */
+import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize } from 'node:path';
+import type { AxeResults } from 'axe-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  buildStorefront,
+  installStorefront,
+  packClient,
+  registerStorefrontClient,
+  SAMPLE_PRODUCTS,
+  seedProducts,
+  typecheckStorefront,
+} from '../../scripts/example-storefront.ts';
+import { createTestApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const runs = process.env.TEST_DB !== 'postgres';
+if (runs && !existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (scripts/ensure-test-tools.sh does)`);
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+/** Generous: a loaded 2-core machine, and a page that polls every 3 s. */
+const WAIT = { timeout: 30_000 };
+
+let work: string;
+let dist: string;
+let shop: Server;
+let shopOrigin: string;
+let t: TestApp;
+let base: string;
+let browser: Browser;
+let typecheck: Promise<string>;
+
+const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css' };
+
+/** The built app as static files; any other path is the app's page (its own router shows it). */
+function serveDist(request: IncomingMessage, response: ServerResponse): void {
+  const path = normalize(decodeURIComponent(new URL(request.url ?? '/', 'http://shop').pathname));
+  const file = join(dist, path);
+  const isFile = file.startsWith(dist) && existsSync(file) && statSync(file).isFile();
+  const served = isFile ? file : join(dist, 'index.html');
+  response.writeHead(200, { 'content-type': CONTENT_TYPES[extname(served)] ?? 'application/octet-stream' });
+  createReadStream(served).pipe(response);
+}
+
+beforeAll(async () => {
+  if (!runs) return;
+  work = mkdtempSync(join(tmpdir(), 'storefront-'));
+  dist = join(work, 'dist');
+  shop = createServer(serveDist);
+  shop.listen(0, '127.0.0.1');
+  await once(shop, 'listening');
+  const address = shop.address();
+  shopOrigin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+
+  // The service's database and the app's packages get ready side by side: both take seconds.
+  [t] = await Promise.all([createTestApp({ corsOrigins: [shopOrigin] }), packClient(work, { isolated: true }).then(installStorefront)]);
+  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const admin = { serviceUrl: base, token: t.admin.token };
+  const clientId = await registerStorefrontClient(admin, `${shopOrigin}/callback`);
+  await seedProducts(admin);
+  // tsc takes a while: it runs beside the browser, and its test reads the result at the end.
+  typecheck = typecheckStorefront();
+  await buildStorefront(dist, { serviceUrl: base, clientId });
+
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}, 300_000);
+
+afterAll(async () => {
+  await typecheck?.catch(() => undefined);
+  await browser?.close();
+  await t?.close();
+  shop?.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+/** axe-core on the page as it is: no serious or critical violation. */
+async function expectAccessible(page: Page, name: string): Promise<void> {
+  await page.addScriptTag({ content: axeSource });
+  const violations = await page.evaluate(async () => {
+    // Runs in the page: axe.run() checks the whole document.
+    const { axe } = globalThis as unknown as { axe: { run: () => Promise<AxeResults> } };
+    const results = await axe.run();
+    return results.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  expect(
+    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+    `${name}: axe-core`,
+  ).toEqual([]);
+}
+
+/** Errors the page threw or logged (a 4xx answer the app shows as a sentence is not one). */
+function watch(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
+  });
+  return problems;
+}
+
+const statusOf = (page: Page) => page.locator('[data-status]').getAttribute('data-status');
+
+describe.skipIf(!runs)('the storefront in chromium', () => {
+  // One tab for the shopper of the first two tests: the sign-in lives in the tab's sessionStorage.
+  let context: BrowserContext;
+  let page: Page;
+  let problems: string[];
+
+  beforeAll(async () => {
+    if (!runs) return;
+    context = await browser.newContext();
+    page = await context.newPage();
+    problems = watch(page);
+  });
+  afterAll(async () => {
+    await context?.close();
+  });
+
+  it('a shopper signs up, buys two products, pays with a double click (one payment, one key), sees the order paid, then shipped', { timeout: 180_000 }, async () => {
+    const paymentRequests: (string | null)[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/trpc/payments.create') paymentRequests.push(request.headers()['idempotency-key'] ?? null);
+    });
+
+    // Browse: the sample products, anonymously; the category filter narrows them.
+    await page.goto(shopOrigin);
+    await page.getByRole('heading', { level: 2, name: 'Kettle' }).waitFor(WAIT);
+    expect(await page.getByRole('heading', { level: 2 }).count()).toBe(SAMPLE_PRODUCTS.length);
+    await expectAccessible(page, 'products');
+    await page.getByLabel('Category').selectOption('books');
+    await expect.poll(() => page.getByRole('heading', { level: 2 }).allTextContents(), WAIT).toEqual(['A5 notebook', 'Bread at home']);
+    await page.getByLabel('Category').selectOption('');
+    await page.getByRole('heading', { level: 2, name: 'Kettle' }).waitFor(WAIT);
+
+    // Sign up on the service's own page (prompt=create), and land back in the shop, signed in.
+    const email = `shopper-${Date.now()}@example.com`;
+    await page.getByRole('banner').getByRole('button', { name: 'Create an account' }).click();
+    await page.waitForURL((url) => url.origin === base && url.pathname === '/oauth/authorize', WAIT);
+    await page.getByLabel('Name').fill('Grace Shopper');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('a-long-shopper-password');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL((url) => url.origin === shopOrigin && url.pathname === '/', WAIT);
+    await page.getByRole('button', { name: 'Sign out' }).waitFor(WAIT);
+
+    // Two products into the cart, then the cart becomes an order.
+    await page.getByRole('button', { name: 'Add to cart: Kettle' }).click();
+    await page.getByRole('button', { name: 'Add to cart: Blue mug' }).click();
+    await page.getByRole('button', { name: 'Add to cart: Blue mug' }).click();
+    await page.getByRole('link', { name: 'Cart (3)' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Your cart' }).waitFor(WAIT);
+    await page.getByLabel('Delivery address').fill('1 Market Street, Springfield');
+    await expectAccessible(page, 'cart');
+    await page.getByRole('button', { name: 'Place order' }).click();
+    await page.waitForURL(/\/orders\/\d+$/, WAIT);
+    const orderId = Number(new URL(page.url()).pathname.split('/').pop());
+    await expect.poll(() => statusOf(page), WAIT).toBe('draft');
+    expect(await page.getByRole('rowheader').allTextContents()).toEqual(['Kettle', 'Blue mug']);
+    expect(await page.locator('.total').textContent()).toContain('$63.00');
+    await expectAccessible(page, 'order (draft)');
+
+    await page.getByRole('button', { name: 'Confirm order' }).click();
+    await expect.poll(() => statusOf(page), WAIT).toBe('confirmed');
+
+    // A double click on Pay: one request, one payment.
+    await page.getByRole('button', { name: 'Pay $63.00' }).dblclick();
+    await expect.poll(() => statusOf(page), WAIT).toBe('paid');
+    await page.getByRole('heading', { name: 'Payments' }).waitFor(WAIT);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    const payments = await t.request({ method: 'GET', url: `/api/v1/payments?order_id=${orderId}`, token: t.admin.token });
+    expect(payments.json<{ data: { amount: number }[] }>().data.map((p) => p.amount)).toEqual([6300]);
+    // The second click met a button already busy: one request, with a key of its own.
+    expect(paymentRequests).toHaveLength(1);
+    expect(paymentRequests[0]).toMatch(/^[0-9a-f]{32}$/);
+    await expectAccessible(page, 'order (paid)');
+
+    // Shipped by the shop: the open page shows it on its own (it polls the order).
+    const shipped = await t.request({
+      method: 'POST',
+      url: `/api/v1/orders/${orderId}/fulfillments`,
+      token: t.admin.token,
+      payload: { carrier: 'UPS', tracking_number: '1Z999AA10123456784' },
+    });
+    expect(shipped.statusCode).toBe(201);
+    await expect.poll(() => statusOf(page), WAIT).toBe('shipped');
+
+    // The order history lists it.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Your orders' }).click();
+    await page.getByRole('link', { name: `Order #${orderId}` }).waitFor(WAIT);
+    expect(await page.getByRole('row').filter({ hasText: `Order #${orderId}` }).textContent()).toContain('Shipped');
+    await expectAccessible(page, 'orders');
+    expect(problems).toEqual([]);
+  });
+
+  it('shows problems as sentences a shopper understands, never the JSON: an unknown order, a quantity beyond the stock', { timeout: 120_000 }, async () => {
+    await page.goto(`${shopOrigin}/orders/999999`);
+    const alert = page.getByRole('alert');
+    await alert.waitFor(WAIT);
+    expect(await alert.textContent()).toContain("We couldn't find that.");
+    expect(await alert.textContent()).not.toMatch(/[{}]|problems\//);
+    await expectAccessible(page, 'order not found');
+
+    // More loaves than the shop has: confirming is refused with insufficient-stock, named by product.
+    await page.goto(shopOrigin);
+    await page.getByRole('button', { name: 'Add to cart: Bread at home' }).click();
+    await page.getByRole('link', { name: 'Cart (1)' }).click();
+    await page.getByLabel('Quantity of Bread at home').fill('9');
+    await page.getByLabel('Delivery address').fill('1 Market Street, Springfield');
+    await page.getByRole('button', { name: 'Place order' }).click();
+    await page.waitForURL(/\/orders\/\d+$/, WAIT);
+    await page.getByRole('button', { name: 'Confirm order' }).click();
+    await page.getByRole('alert').waitFor(WAIT);
+    const refusal = (await page.getByRole('alert').textContent()) ?? '';
+    expect(refusal).toContain("Sorry, we don't have enough Bread at home in stock.");
+    expect(refusal).toMatch(/Reference: \S+/);
+    expect(await statusOf(page)).toBe('draft');
+    expect(problems).toEqual([]);
+  });
+
+  it('signs in (not up) from the cart with the sign-in form, and keeps the cart across the redirect', { timeout: 120_000 }, async () => {
+    const customer = await t.createUser();
+    const fresh = await browser.newContext();
+    const page = await fresh.newPage();
+    const problems = watch(page);
+    await page.goto(shopOrigin);
+    await page.getByRole('button', { name: 'Add to cart: Green T-shirt, M' }).click();
+    await page.getByRole('link', { name: 'Cart (1)' }).click();
+    await expectAccessible(page, 'cart (signed out)');
+    await page.getByRole('main').getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((url) => url.origin === base, WAIT);
+    await page.getByLabel('Email').fill(customer.email);
+    await page.getByLabel('Password').fill(TEST_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${shopOrigin}/cart`, WAIT);
+    await page.getByRole('button', { name: 'Place order' }).waitFor(WAIT);
+    expect(await page.getByRole('rowheader').allTextContents()).toEqual(['Green T-shirt, M']);
+    expect(problems).toEqual([]);
+    await fresh.close();
+  });
+
+  it('compiles under strict TypeScript (exactOptionalPropertyTypes) against the packed package alone', { timeout: 180_000 }, async () => {
+    expect(await typecheck).toBe('');
+  });
+});
