@@ -56,6 +56,7 @@ export type ProblemSlug =
   | "service-unavailable"
   | "unauthorized"
   | "unauthorized-client"
+  | "unknown-parameter"
   | "unsupported-grant-type"
   | "unsupported-media-type"
   | "validation-error";

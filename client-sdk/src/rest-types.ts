@@ -555,6 +555,17 @@ export interface components {
             /** @description What is wrong with it. */
             message: string;
         };
+        /** @description Unknown parameter (400): The request has a query parameter the operation does not take (on `/trpc`, a query's input has a member the procedure does not take), so a mistyped filter is refused rather than silently ignored. `errors` names each unknown parameter; the detail lists those the operation takes, and the OpenAPI document describes them. See [/problems/unknown-parameter](/problems/unknown-parameter). */
+        UnknownParameterProblem: {
+            /** @constant */
+            type: "/problems/unknown-parameter";
+            /** @constant */
+            status: 400;
+            /** @description One entry per bad field: the first 20 (fewer per call in a /trpc batch); `errors_total` counts them all. */
+            errors: components["schemas"]["FieldError"][];
+            /** @description How many bad fields there are, listed in `errors` or not. */
+            errors_total: number;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
         /** @description Unauthorized (401): Credentials are absent, malformed, expired or invalid. Send `Authorization: Bearer <access token>` with a valid, unexpired token. See [/problems/unauthorized](/problems/unauthorized). */
         UnauthorizedProblem: {
             /** @constant */
@@ -1431,7 +1442,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1442,7 +1453,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -1613,7 +1624,7 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1624,7 +1635,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -1822,7 +1833,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1833,7 +1844,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -2019,7 +2030,7 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2030,7 +2041,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -2249,7 +2260,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2260,7 +2271,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -2431,7 +2442,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2442,7 +2453,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -2613,7 +2624,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2624,7 +2635,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -2822,7 +2833,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2833,7 +2844,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -3007,7 +3018,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3018,7 +3029,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -3223,7 +3234,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3234,7 +3245,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -3421,7 +3432,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3432,7 +3443,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -3616,7 +3627,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3627,7 +3638,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -3825,7 +3836,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3836,7 +3847,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -4029,7 +4040,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4040,7 +4051,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -4245,7 +4256,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4256,7 +4267,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -4429,7 +4440,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4440,7 +4451,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -4649,7 +4660,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4660,7 +4671,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -4840,7 +4851,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4851,7 +4862,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -5038,7 +5049,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5049,7 +5060,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -5219,7 +5230,7 @@ export interface operations {
                     "application/json": components["schemas"]["Payment"];
                 };
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5230,7 +5241,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -5442,7 +5453,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5453,7 +5464,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -5610,7 +5621,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fulfillment"];
                 };
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5621,7 +5632,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -5810,7 +5821,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5821,7 +5832,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -6001,7 +6012,7 @@ export interface operations {
                     "application/json": components["schemas"]["Fulfillment"];
                 };
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6012,7 +6023,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -6226,7 +6237,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6237,7 +6248,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -6394,7 +6405,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6405,7 +6416,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -6603,7 +6614,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedClient"];
                 };
             };
-            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request. */
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6614,7 +6625,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["MalformedRequestProblem"];
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
@@ -6812,6 +6823,20 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Problem: [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnknownParameterProblem"];
+                };
+            };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
@@ -6942,6 +6967,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Problem: [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnknownParameterProblem"];
+                };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
@@ -7093,6 +7132,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem: [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnknownParameterProblem"];
+                };
+            };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
             401: {
                 headers: {
@@ -7208,6 +7261,20 @@ export interface operations {
                             rate_limit_store?: "ok" | "unavailable";
                         };
                     };
+                };
+            };
+            /** @description Problem: [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnknownParameterProblem"];
                 };
             };
             /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */

@@ -27,6 +27,13 @@ export const problemTypes = {
     description:
       'The request could not be parsed: malformed JSON, a missing or invalid header, or a path or query parameter of the wrong type.',
   },
+  'unknown-parameter': {
+    status: 400,
+    title: 'Unknown parameter',
+    code: 'BAD_REQUEST',
+    description:
+      'The request has a query parameter the operation does not take (on `/trpc`, a query\'s input has a member the procedure does not take), so a mistyped filter is refused rather than silently ignored. `errors` names each unknown parameter; the detail lists those the operation takes, and the OpenAPI document describes them.',
+  },
   'validation-error': {
     status: 422,
     title: 'Validation failed',

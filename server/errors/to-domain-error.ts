@@ -2,6 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { databaseProblem } from './db-errors.ts';
 import { DomainError, internalError, type ProblemSlug } from './problems.ts';
+import { unknownInputMembers, unknownParameterError } from './unknown-parameters.ts';
 import { validationError } from './zod-errors.ts';
 
 /** Fastify's own errors (parsing, limits, routing) as the problems they mean. */
@@ -92,4 +93,18 @@ export function toDomainError(error: unknown): DomainError {
     return fromTrpcCode(error) ?? databaseProblem(cause) ?? internalError(cause);
   }
   return fromFastify(error) ?? databaseProblem(error) ?? internalError(error);
+}
+
+/**
+ * `toDomainError` for a query procedure (a read): input members its strict schema does not take
+ * are its unknown parameters, refused as REST refuses an unknown query parameter (400
+ * `unknown-parameter`, before any complaint about a value). A mutation's input is its body, whose
+ * unknown members stay 422 (docs/api.md#unknown-parameters).
+ */
+export function toQueryDomainError(error: unknown): DomainError {
+  if (error instanceof TRPCError && error.code === 'BAD_REQUEST' && error.cause instanceof z.ZodError) {
+    const unknown = unknownInputMembers(error.cause.issues);
+    if (unknown.length > 0) return unknownParameterError(unknown);
+  }
+  return toDomainError(error);
 }

@@ -7,7 +7,11 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Database } from '../db/client.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import type { RateLimiter } from './rate-limit.ts';
+import { refuseUnknownQueryParameters } from './query-parameters.ts';
 import { registerMethodFallbacks } from './rest-adapter.ts';
+
+/** Operations of the OpenAPI document like any other: no query parameter (docs/api.md#unknown-parameters). */
+const NO_PARAMETERS: ReadonlySet<string> = new Set();
 
 export interface HealthDeps {
   database: Database;
@@ -28,14 +32,18 @@ export function registerHealth(app: FastifyInstance, { database, rateLimiter, li
   }
 
   // Liveness and the database; 503 from SIGTERM on (docs/api.md#graceful-stop), as it always answered.
-  app.get('/api/health', { config: { api: true } }, async (_request, reply) => {
+  app.get('/api/health', { config: { api: true } }, async (request, reply) => {
+    refuseUnknownQueryParameters(request, NO_PARAMETERS);
     const stopping = lifecycle.phase !== 'starting' && lifecycle.phase !== 'serving';
     return answer(reply, !stopping, !stopping);
   });
 
   // Whether to send requests here: not before the bootstrap is done, not from SIGTERM on (so a load
   // balancer stops sending before the drain), not while the database does not answer.
-  app.get('/api/health/ready', { config: { api: true } }, async (_request, reply) => answer(reply, lifecycle.phase === 'serving', true));
+  app.get('/api/health/ready', { config: { api: true } }, async (request, reply) => {
+    refuseUnknownQueryParameters(request, NO_PARAMETERS);
+    return answer(reply, lifecycle.phase === 'serving', true);
+  });
 
   registerMethodFallbacks(
     app,

@@ -11,6 +11,7 @@ import type { z } from 'zod';
 import { createDocument, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
 import { isPublic, SCOPES, type Policy, type Scope } from '../auth/policy.ts';
 import { MAX_LISTED_ERRORS, problemTypes, type Problem, type ProblemSlug } from '../errors/problems.ts';
+import { unknownParameterError } from '../errors/unknown-parameters.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
 import { examples, Id } from '../modules/common.schemas.ts';
 import { IDEMPOTENCY_HEADER, isCreatingOperation } from '../trpc/idempotency.ts';
@@ -175,6 +176,12 @@ const PROBLEM_EXTENSIONS: Partial<Record<ProblemSlug, ProblemExtension>> = {
     properties: { errors: fieldErrors(0), errors_total: errorsTotal },
     example: { detail: 'Parameter "id" must be an integer.', errors: [{ field: 'id', message: 'must be an integer' }], errors_total: 1 },
   },
+  'unknown-parameter': {
+    properties: { errors: fieldErrors(1), errors_total: errorsTotal },
+    required: ['errors', 'errors_total'],
+    // The detail of an operation's example names what it takes (problemExample).
+    example: { errors: [{ field: 'bogus', message: 'Unknown parameter' }], errors_total: 1 },
+  },
   'validation-error': {
     properties: { errors: fieldErrors(1), errors_total: errorsTotal },
     required: ['errors', 'errors_total'],
@@ -266,6 +273,7 @@ function problemExample(slug: ProblemSlug, instance: string, route: RestRoute | 
     ...(slug === 'insufficient-scope' && scope
       ? { scope, detail: `This operation needs the "${scope}" scope, which your access token does not grant.` }
       : {}),
+    ...(slug === 'unknown-parameter' ? { detail: unknownParameterError(['bogus'], [...(route?.queryParams.keys() ?? [])]).message } : {}),
   };
 }
 
@@ -311,6 +319,8 @@ function problemSlugs(route: RestRoute, creating: boolean): ProblemSlug[] {
   // A body that is no JSON, a parameter that is no integer, a malformed Idempotency-Key.
   const intParams = [...route.pathParams.values(), ...route.queryParams.values()].includes('int');
   if (route.hasBody || intParams || creating) slugs.add('malformed-request');
+  // Every operation refuses a query parameter it does not take (docs/api.md#unknown-parameters).
+  slugs.add('unknown-parameter');
   if (route.pathParams.size > 0) slugs.add('not-found');
   // A body or a query out of bounds; other 422s (an order confirmed without an address) are the operation's own.
   if (route.hasBody || (isRead && route.queryParams.size > 0)) slugs.add('validation-error');
@@ -575,7 +585,7 @@ const HEALTH_CHECKS: HealthCheck[] = [
 
 function healthOperation(check: HealthCheck): ZodOpenApiOperationObject {
   const instance = check.path;
-  const problems = problemResponses(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error'], instance, undefined);
+  const problems = problemResponses(['unknown-parameter', 'unauthorized', 'not-acceptable', 'rate-limited', 'internal-error'], instance, undefined);
   const unavailable = problemResponse(['service-unavailable'], instance, undefined);
   return {
     operationId: check.operationId,
@@ -666,7 +676,7 @@ export interface DocumentPart {
 export function buildOpenApiDocument(router: AnyRouter, version: string, parts: readonly DocumentPart[]): oas31.OpenAPIObject {
   const routes = restRoutes(router);
   const paths: ZodOpenApiPathsObject = {};
-  const usedSlugs = new Set<ProblemSlug>(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error', 'service-unavailable']);
+  const usedSlugs = new Set<ProblemSlug>(['unknown-parameter', 'unauthorized', 'not-acceptable', 'rate-limited', 'internal-error', 'service-unavailable']);
   for (const route of routes) {
     const operation = buildOperation(route, routes);
     for (const slug of problemSlugs(route, isCreatingOperation({ openapi: { method: route.method }, rest: route.rest }))) usedSlugs.add(slug);

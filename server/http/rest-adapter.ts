@@ -15,6 +15,7 @@ import type { RestMeta } from '../trpc/meta.ts';
 import { createCallerFactory } from '../trpc/trpc.ts';
 import { notModified, sendValidators } from './conditional-requests.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
+import { refuseUnknownQueryParameters } from './query-parameters.ts';
 import { restRoutes, type ParamKind, type RestRoute } from './rest-routes.ts';
 
 const PREFIXES = [API_PREFIX, '/api'];
@@ -69,6 +70,8 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 const mediaType = (contentType: string | undefined) => contentType?.split(';')[0]?.trim().toLowerCase();
 
 function buildInput(route: RestRoute, request: FastifyRequest): Record<string, unknown> {
+  // The URL before the body: a parameter the operation does not take is refused first, whatever the body.
+  refuseUnknownQueryParameters(request, route.queryParams);
   const input: Record<string, unknown> = {};
   if (route.hasBody) {
     const media = mediaType(request.headers['content-type']);

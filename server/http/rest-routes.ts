@@ -55,6 +55,19 @@ function paramKind(schema: z.core.$ZodType): ParamKind {
   return base instanceof z.ZodNumber ? 'int' : 'string';
 }
 
+/** A member no input declares, to see whether an input schema refuses what it does not declare. */
+const PROBE = '\u0000undeclared';
+
+/**
+ * Whether `input` refuses a member it does not declare (a `z.strictObject`), read by parsing one
+ * through Zod's public API. REST refuses a query parameter an operation does not take, and /trpc
+ * must refuse the same input member (docs/api.md#unknown-parameters): the schema decides there.
+ */
+function refusesUndeclared(input: z.ZodObject): boolean {
+  const result = input.safeParse({ [PROBE]: true });
+  return !result.success && result.error.issues.some((issue) => issue.code === 'unrecognized_keys' && issue.path.length === 0);
+}
+
 export function restRoutes(router: AnyRouter): RestRoute[] {
   const routes: RestRoute[] = [];
   // trpc-to-openapi's generator walks the same record with these same exported helpers, so the
@@ -63,11 +76,17 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
   forEachOpenApiProcedure<Meta>(procedures, ({ path: procedurePath, procedure, meta }) => {
     const { openapi } = meta;
     const names = [...openapi.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
-    const { inputParser, outputParser } = getInputOutputParsers(procedure);
+    const { inputParser, outputParser, hasInputsDefined } = getInputOutputParsers(procedure);
     // A list's input may be left out (`.prefault({})`); REST always passes its query as an object.
     let input: z.core.$ZodType = inputParser;
     while (isWrapper(input)) input = input.unwrap();
     if (!(input instanceof z.ZodObject)) throw new Error(`${procedurePath}: a REST operation's input must be an object`);
+    // A procedure without `.input()` reads no input at all (tRPC never passes it on); on REST it takes no parameter.
+    if (hasInputsDefined && !refusesUndeclared(input)) {
+      throw new Error(
+        `${procedurePath}: the input must be a z.strictObject, so /trpc refuses an unknown member as REST refuses an unknown parameter (docs/api.md#unknown-parameters).`,
+      );
+    }
     const shape = input.shape;
     const pathParams = new Map<string, ParamKind>();
     const queryParams = new Map<string, ParamKind>();

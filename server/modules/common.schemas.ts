@@ -50,7 +50,7 @@ export const text = (min: number, max: number, options: { multiline?: boolean } 
     .refine((value) => !LONE_SURROGATE.test(value), 'must not contain unpaired UTF-16 surrogates');
 
 export const Id = z.int().min(1).max(MAX_INT).meta({ description: 'Identifier assigned by the service.', example: 17 });
-export const IdParam = z.object({ id: Id });
+export const IdParam = z.strictObject({ id: Id });
 
 export const Timestamp = z.iso.datetime().meta({ description: 'RFC 3339 UTC timestamp.', example: '2026-01-31T12:00:00.000Z' });
 export const Currency = z

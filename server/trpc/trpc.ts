@@ -2,7 +2,7 @@ import { getTRPCErrorFromUnknown, initTRPC, TRPCError } from '@trpc/server';
 import { PUBLIC, refusal, type RolePolicy } from '../auth/policy.ts';
 import type { Caller } from '../auth/tokens.ts';
 import { problemBody, problemTypes, type Problem } from '../errors/problems.ts';
-import { toDomainError } from '../errors/to-domain-error.ts';
+import { toDomainError, toQueryDomainError } from '../errors/to-domain-error.ts';
 import type { Context } from './context.ts';
 import { idempotent, isCreatingOperation } from './idempotency.ts';
 import type { Meta } from './meta.ts';
@@ -46,11 +46,12 @@ export function domainTrpcError(error: unknown): TRPCError {
  *    server/trpc/idempotency.ts), after the policy: a refused caller never touches a key. Other
  *    calls, and calls without a key, go straight on;
  * 3. whatever any of it, or the procedure, threw, as a TRPCError whose code and cause are the
- *    domain's.
+ *    domain's; a query's input members its schema does not take are its unknown parameters (400
+ *    `unknown-parameter`, as on REST; every input schema is strict, rest-routes.ts checks it).
  *
  * One middleware rather than three: each level of tRPC's chain copies the call's options twice.
  */
-const guard = t.middleware(async ({ ctx, meta, path, getRawInput, next }) => {
+const guard = t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) => {
   let result: Awaited<ReturnType<typeof next>>;
   try {
     const policy = meta?.policy;
@@ -74,7 +75,7 @@ const guard = t.middleware(async ({ ctx, meta, path, getRawInput, next }) => {
     // As tRPC itself would have passed it on from a middleware further down the chain.
     throw domainTrpcError(getTRPCErrorFromUnknown(error));
   }
-  if (!result.ok) throw domainTrpcError(result.error);
+  if (!result.ok) throw domainTrpcError(type === 'query' ? toQueryDomainError(result.error) : result.error);
   return result;
 });
 

@@ -82,13 +82,13 @@ describe("a list's ETag is the tag of the bytes sent", () => {
 
 describe('an output schema whose fields are ordered unlike the service representation', () => {
   // The service builds `{ b, id, a }`; the output schema (and so the body) says `{ id, a, b }`.
-  const Thing = z.object({ id: z.int(), a: z.string(), b: z.string() });
+  const Thing = z.strictObject({ id: z.int(), a: z.string(), b: z.string() });
   let stored = { a: 'one', b: 'two' };
   const representation = () => ({ b: stored.b, id: 1, a: stored.a });
   const things = router({
     get: publicProcedure
       .meta({ openapi: { method: 'GET', path: '/things/{id}' }, rest: { kind: 'item' } })
-      .input(z.object({ id: z.int() }))
+      .input(z.strictObject({ id: z.int() }))
       .output(Thing)
       .query(() => representation()),
     replace: publicProcedure

@@ -169,9 +169,10 @@ describe('a query parameter of the wrong type answers 400; an integer out of ran
     expect(body.errors).toEqual([{ field, message: expect.any(String) }]);
   });
 
-  it('unknown query parameters are ignored', async () => {
+  it('an unknown query parameter answers 400 unknown-parameter naming it (docs/api.md#unknown-parameters)', async () => {
     const res = await t.request({ method: 'GET', url: '/api/v1/products?colour=red' });
-    expect(res.statusCode).toBe(200);
+    const body = expectProblem(res, 400, 'unknown-parameter');
+    expect(body.errors).toEqual([{ field: 'colour', message: expect.any(String) }]);
   });
 });
 

@@ -1245,7 +1245,8 @@ const genericProbes: Record<number, Probe> = {
     const query = hasIntParameter(op, 'query');
     if (query) return { ...call, query: { ...call.query, [query.name]: 'abc' } };
     if (parametersOf(op).some((p) => p.name === 'Idempotency-Key')) return { ...call, headers: { ...call.headers, 'idempotency-key': 'not a key' } };
-    return undefined;
+    // Every operation refuses a query parameter it does not take (docs/api.md#unknown-parameters).
+    return { ...call, query: { ...call.query, zz_unknown: '1' } };
   },
   401: (_op, call) => ({ ...call, token: 'not-a-token' }),
   403: async (op, call) => (op.operation.security?.some((s) => 'oauth2' in s) ? { ...call, token: await t.serviceToken([]) } : undefined),

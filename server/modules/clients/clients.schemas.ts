@@ -12,7 +12,7 @@ export const ClientId = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, - or _')
   .meta({ description: 'The public client identifier, assigned by the service.', example: 'Hq3cY1n0x9K7d2mWv8Jt4A' });
-export const ClientIdParam = z.object({ client_id: ClientId });
+export const ClientIdParam = z.strictObject({ client_id: ClientId });
 
 export const GrantType = z
   .enum(GRANT_TYPES)
@@ -121,7 +121,7 @@ export const CreatedClient = z
   .meta({ id: 'CreatedClient' });
 export type CreatedClient = z.infer<typeof CreatedClient>;
 
-export const ClientListQuery = z.object({ ...PageQuery }).prefault({});
+export const ClientListQuery = z.strictObject({ ...PageQuery }).prefault({});
 export type ClientListQuery = z.infer<typeof ClientListQuery>;
 
 export const ClientList = listOf(Client).meta({ id: 'ClientList' });

@@ -18,7 +18,7 @@ export const Fulfillment = z
 export type Fulfillment = z.infer<typeof Fulfillment>;
 
 /** The order a fulfillment action acts on (the path's `{id}`). */
-export const OrderIdParam = z.object({ id: Id.meta({ description: 'The order.' }) });
+export const OrderIdParam = z.strictObject({ id: Id.meta({ description: 'The order.' }) });
 
 export const ShipmentInput = z
   .strictObject({
@@ -28,13 +28,13 @@ export const ShipmentInput = z
   });
 export type ShipmentInput = z.infer<typeof ShipmentInput>;
 
-export const FulfillmentParams = z.object({
+export const FulfillmentParams = z.strictObject({
   id: Id.meta({ description: 'The order.' }),
   fulfillmentId: Id.meta({ description: 'The fulfillment.' }),
 });
 export type FulfillmentParams = z.infer<typeof FulfillmentParams>;
 
-export const FulfillmentListQuery = z.object({
+export const FulfillmentListQuery = z.strictObject({
   id: Id.meta({ description: 'The order.' }),
   ...PageQuery,
 });

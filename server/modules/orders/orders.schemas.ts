@@ -179,7 +179,7 @@ export type JsonPatchOperation =
   | { op: 'remove'; path: string }
   | { op: 'move' | 'copy'; from: string; path: string };
 
-export const OrderPatch = z.object({
+export const OrderPatch = z.strictObject({
   id: Id,
   format: z.enum(PATCH_FORMATS).meta({ description: 'merge-patch (RFC 7396) or json-patch (RFC 6902).' }),
   // Typed for callers (the input type), checked by the service (orders.patch.ts), which takes it
@@ -193,7 +193,7 @@ export const OrderPatch = z.object({
 export type OrderPatch = z.infer<typeof OrderPatch>;
 
 export const OrderListQuery = z
-  .object({
+  .strictObject({
     status: z
       .string()
       .regex(wordsPattern([...STATUS_WORDS, 'active']), 'must be an order status (any case), an upper-case alias, or active')

@@ -29,7 +29,7 @@ export const Payment = z
 export type Payment = z.infer<typeof Payment>;
 
 export const PaymentListQuery = z
-  .object({
+  .strictObject({
     order_id: Id.optional().meta({ description: 'Only the payments of this order.' }),
     ...PageQuery,
   })

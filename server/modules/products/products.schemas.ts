@@ -63,7 +63,7 @@ export type ProductReplace = z.infer<typeof ProductReplace>;
 const sortPattern = new RegExp(`^-?(${SORT_FIELDS.join('|')})(,-?(${SORT_FIELDS.join('|')}))*$`);
 
 export const ProductListQuery = z
-  .object({
+  .strictObject({
     category: text(1, 64).optional().meta({ description: 'Exact category match.', example: 'apparel' }),
     sort: z
       .string()

@@ -69,7 +69,7 @@ export const UserReplace = z.strictObject({
 export type UserReplace = z.infer<typeof UserReplace>;
 
 // No input at all is the first page: `list()` needs no `{}`.
-export const UserListQuery = z.object({ ...PageQuery }).prefault({});
+export const UserListQuery = z.strictObject({ ...PageQuery }).prefault({});
 export type UserListQuery = z.infer<typeof UserListQuery>;
 
 export const UserList = listOf(User).meta({ id: 'UserList' });
