@@ -21,7 +21,7 @@ import { MAX_PAGE, type Page } from './common.schemas.ts';
 export type KeyValue = string | number;
 
 /** What a sort column holds: a cursor's value for it is checked against this before any SQL. */
-export type KeyKind = 'integer' | 'text' | 'instant';
+export type KeyKind = 'integer' | 'bigint' | 'text' | 'instant';
 
 /** One term of a list's order; the last term of every list is a unique column. */
 export interface SortTerm<Row> {
@@ -64,6 +64,8 @@ const isRealInstant = (text: string) => {
 };
 const fitsKind: Record<KeyKind, (value: unknown) => boolean> = {
   integer: (value) => typeof value === 'number' && Number.isInteger(value) && Math.abs(value) <= INT4,
+  // A bigint column read as a number (drizzle's mode 'number'): exact up to 2^53.
+  bigint: (value) => typeof value === 'number' && Number.isSafeInteger(value),
   text: (value) => typeof value === 'string',
   // The form the service writes, and a real date (Date would roll 31 February into March).
   instant: (value) => typeof value === 'string' && RFC3339_UTC.test(value) && isRealInstant(value),
