@@ -10,7 +10,7 @@ const LAYERS = [
   ['errors/'],
   ['lib/', 'auth/'],
   ['db/'],
-  ['trpc/'],
+  ['trpc/', 'events/'],
   ['modules/'],
   ['http/', 'router.ts'],
   ['oauth/', 'config.ts', 'testing.ts'],

@@ -30,6 +30,7 @@ import { appRouter } from './router.ts';
 import { CursorCodec, processCursors } from './lib/cursors.ts';
 import { defaultIdempotencySettings, type IdempotencySettings } from './trpc/context.ts';
 import { purgeExpiredKeys } from './trpc/idempotency.ts';
+import { purgeOldEvents } from './modules/events/events.service.ts';
 
 export interface AppOptions {
   database: Database;
@@ -62,6 +63,8 @@ export interface AppOptions {
    * token lifetime, its stricter rate limit, the sign-in backoff, the key of its HMACs.
    */
   oauth?: OAuthOptions;
+  /** Events are kept `retentionDays` (default 30), purged every `purgeIntervalMs` (default 10 minutes). */
+  events?: { retentionDays?: number; purgeIntervalMs?: number };
   /** The secret list cursors are signed with (every instance the same; main.ts: JWT_SECRET). */
   cursorSecret?: string;
   /** `GET /metrics` on a port of its own and/or to a bearer of a token (server/http/metrics.ts); neither: none. */
@@ -172,8 +175,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const idempotency: IdempotencySettings = { ...defaultIdempotencySettings, ...idempotencyOverrides, onReplay: metrics?.recordReplay };
   // Without a secret, the process's own key: cursors then hold within this process only.
   const cursors = options.cursorSecret === undefined ? processCursors : new CursorCodec(options.cursorSecret);
-  // Expired idempotency keys go in the background; stopped before the database closes.
-  const stopPurges = [startPurge(app.log, purgeIntervalMs, 'expired idempotency keys', () => purgeExpiredKeys(database.db))];
+  // Expired idempotency keys and old events go in the background; stopped before the database closes.
+  const { retentionDays = 30, purgeIntervalMs: eventPurgeIntervalMs = 10 * 60_000 } = options.events ?? {};
+  const stopPurges = [
+    startPurge(app.log, purgeIntervalMs, 'expired idempotency keys', () => purgeExpiredKeys(database.db)),
+    startPurge(app.log, eventPurgeIntervalMs, 'old events', () => purgeOldEvents(database.db, retentionDays)),
+  ];
   app.addHook('onClose', async () => {
     await Promise.all(stopPurges.map((stop) => stop()));
     await database.close();

@@ -98,6 +98,8 @@ const EnvSchema = z.object({
   TLS_KEY_FILE: z.string().min(1).optional(),
   // docs/api.md#idempotency: keys are kept 24 to 48 hours.
   IDEMPOTENCY_TTL_HOURS: z.coerce.number().int().min(24).max(48).default(24),
+  // docs/api.md#events: events are kept 30 days by default.
+  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
 });
 
 export interface Config {
@@ -139,6 +141,8 @@ export interface Config {
   corsOrigins: string[] | '*';
   /** Hours an idempotency key is kept before it is purged (24-48). */
   idempotencyTtlHours: number;
+  /** Days an event is kept before it is purged. */
+  eventRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -231,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST, token: e.METRICS_TOKEN },
     publicUrl: e.PUBLIC_URL,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
+    eventRetentionDays: e.EVENT_RETENTION_DAYS,
     corsOrigins: e.CORS_ORIGINS === '*' ? '*' : (e.CORS_ORIGINS?.split(',').map((o) => o.trim()) ?? []),
     tls: e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { cert: readFileSync(e.TLS_CERT_FILE, 'utf8'), key: readFileSync(e.TLS_KEY_FILE, 'utf8') } : undefined,
   };

@@ -52,6 +52,7 @@ const app = await buildApp({
   },
   // Cursors: every instance agrees; the codec keys its HMAC with a label, not the secret itself.
   cursorSecret: config.jwt.secret,
+  events: { retentionDays: config.eventRetentionDays },
   metrics: config.metrics,
   rateLimit: { max: config.rateLimit.max, timeWindow: config.rateLimit.window, redisUrl: config.redisUrl },
   oauth: {

@@ -1,4 +1,5 @@
 import { clientsRouter } from './modules/clients/clients.router.ts';
+import { eventsRouter } from './modules/events/events.router.ts';
 import { fulfillmentsRouter } from './modules/fulfillments/fulfillments.router.ts';
 import { ordersRouter } from './modules/orders/orders.router.ts';
 import { paymentsRouter } from './modules/payments/payments.router.ts';
@@ -13,6 +14,7 @@ export const appRouter = router({
   payments: paymentsRouter,
   fulfillments: fulfillmentsRouter,
   clients: clientsRouter,
+  events: eventsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -886,7 +886,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           name: string;
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage")[];
+          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read")[];
           redirect_uris?: string[] | undefined;
           first_party?: boolean | undefined;
           confidential?: boolean | undefined;
@@ -895,7 +895,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage")[];
+          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;
@@ -917,7 +917,7 @@ export type AppRouter = TRPCBuiltRouter<
             name: string;
             redirect_uris: string[];
             grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-            scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage")[];
+            scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read")[];
             first_party: boolean;
             confidential: boolean;
             created_at: string;
@@ -941,7 +941,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage")[];
+          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;
@@ -956,6 +956,93 @@ export type AppRouter = TRPCBuiltRouter<
           client_id: string;
         };
         output: void;
+        meta: object;
+      }>;
+    };
+    events: {
+      /** List events, newest first: `GET /api/v1/events` */
+      list: TRPCQueryProcedure<{
+        input: {
+          page?: number | undefined;
+          limit?: number | undefined;
+          cursor?: string | undefined;
+          type?: string | undefined;
+          order_id?: number | undefined;
+        } | undefined;
+        output: {
+          data: {
+            id: string;
+            type: string;
+            created_at: string;
+            api_version: string;
+            data: {
+              object: {
+                [key: string]: unknown;
+              };
+              previous_attributes?: {
+                [key: string]: unknown;
+              } | undefined;
+            };
+          }[];
+          page: number;
+          limit: number;
+          has_more: boolean;
+          next_cursor: string | null;
+          prev_cursor: string | null;
+        };
+        meta: object;
+      }>;
+      /** Read an event: `GET /api/v1/events/{id}` */
+      get: TRPCQueryProcedure<{
+        input: {
+          id: string;
+        };
+        output: {
+          id: string;
+          type: string;
+          created_at: string;
+          api_version: string;
+          data: {
+            object: {
+              [key: string]: unknown;
+            };
+            previous_attributes?: {
+              [key: string]: unknown;
+            } | undefined;
+          };
+        };
+        meta: object;
+      }>;
+      /** List an order's events (its timeline), newest first: `GET /api/v1/orders/{id}/events` */
+      listForOrder: TRPCQueryProcedure<{
+        input: {
+          id: number;
+          page?: number | undefined;
+          limit?: number | undefined;
+          cursor?: string | undefined;
+          type?: string | undefined;
+        };
+        output: {
+          data: {
+            id: string;
+            type: string;
+            created_at: string;
+            api_version: string;
+            data: {
+              object: {
+                [key: string]: unknown;
+              };
+              previous_attributes?: {
+                [key: string]: unknown;
+              } | undefined;
+            };
+          }[];
+          page: number;
+          limit: number;
+          has_more: boolean;
+          next_cursor: string | null;
+          prev_cursor: string | null;
+        };
         meta: object;
       }>;
     };

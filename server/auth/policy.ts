@@ -7,8 +7,8 @@ import { DomainError } from '../errors/problems.ts';
 import { missingToken, type Caller, type Role, type UserCaller } from './tokens.ts';
 
 /**
- * The OAuth scopes (docs/api.md#scopes): the six the service began with, plus `users:write` (change or delete a user) and
- * `clients:manage` (register and remove OAuth clients), so that every non-public procedure names
+ * The OAuth scopes (docs/api.md#scopes): the six the service began with, plus `users:write` (change or delete a user),
+ * `clients:manage` (register and remove OAuth clients) and `events:read` (every event), so that every non-public procedure names
  * the scope it needs and a token limited by its `scope` claim reaches nothing else.
  */
 export const SCOPES = [
@@ -20,6 +20,7 @@ export const SCOPES = [
   'users:read',
   'users:write',
   'clients:manage',
+  'events:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -1,5 +1,5 @@
 import { sql, type SQLWrapper } from 'drizzle-orm';
-import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, json, jsonb, pgTable, primaryKey, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 const timestamps = {
   createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
@@ -156,6 +156,36 @@ export const fulfillments = pgTable(
     index('fulfillments_order_idx').on(t.orderId),
     // At most one open (requested) fulfillment per order, whatever races.
     uniqueIndex('fulfillments_one_open_per_order').on(t.orderId).where(sql`${t.status} = 'requested'`),
+  ],
+);
+
+/**
+ * Events (docs/api.md#events): one row per change, written in the change's own transaction
+ * (server/events/outbox.ts), so a change and its event commit or roll back together. `seq` is the
+ * order rows were written in (a transaction's events share its `created_at`); it breaks ties in
+ * the lists and is the position a delivery worker can claim from. `data` is `json`, not `jsonb`:
+ * stored as written, so `data.object` keeps the key order of the resource's GET answer, and a
+ * write does not pay for jsonb's conversion. `order_id` has no foreign key: an order's events
+ * outlive a deleted order until the purge removes them (`EVENT_RETENTION_DAYS`).
+ */
+export const events = pgTable(
+  'events',
+  {
+    id: text('id').primaryKey(),
+    seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity().notNull(),
+    type: text('type').notNull(),
+    /** The order an event concerns (its own, a payment's or a fulfillment's); null for products and users. */
+    orderId: integer('order_id'),
+    apiVersion: text('api_version').notNull().default('v1'),
+    data: json('data').$type<{ object: Record<string, unknown>; previous_attributes?: Record<string, unknown> }>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  // Each list shape in its order (newest first, seq breaking ties): all events (also the purge's
+  // range), by type, one order's timeline.
+  (t) => [
+    index('events_created_idx').on(t.createdAt, t.seq),
+    index('events_type_created_idx').on(t.type, t.createdAt, t.seq),
+    index('events_order_created_idx').on(t.orderId, t.createdAt, t.seq).where(sql`${t.orderId} is not null`),
   ],
 );
 

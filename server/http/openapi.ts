@@ -39,6 +39,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   fulfillments: 'Shipping a paid order: send it to fulfillment (202), then record the shipment (the order becomes shipped).',
   clients:
     'OAuth 2.0 clients of the authorization server (`/oauth`): register, list and remove them (admins, `clients:manage`). A confidential client\'s secret is shown once.',
+  events:
+    "What changed, as it happened: every change writes an event in its own transaction (`order.paid`, `product.updated`...), kept 30 days. Admins and service clients with `events:read` read them all; whoever may read an order reads its timeline.",
   health: 'Liveness and readiness of the service and its database.',
 };
 
@@ -52,6 +54,7 @@ const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'users:read': 'Read users (customers: themselves).',
   'users:write': 'Change and delete users (customers: themselves).',
   'clients:manage': 'Register, list and remove OAuth clients (admins).',
+  'events:read': "Read every event (admins); an order's own events need only `orders:read`.",
 };
 
 const ROLE_NAMES = { customer: 'customers', admin: 'admins', service: 'service clients' } as const;

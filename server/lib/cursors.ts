@@ -16,7 +16,7 @@ export const MAX_PAGE = 1_000_000;
 export type KeyValue = string | number;
 
 /** What a sort column holds: a cursor's value for it is checked against this before any SQL. */
-export type KeyKind = 'integer' | 'text' | 'instant';
+export type KeyKind = 'integer' | 'bigint' | 'text' | 'instant';
 
 /**
  * Where a cursor page starts: strictly after or before a row's key (the cursors pages answer),
@@ -44,6 +44,8 @@ const isRealInstant = (text: string) => {
 };
 const fitsKind: Record<KeyKind, (value: unknown) => boolean> = {
   integer: (value) => typeof value === 'number' && Number.isInteger(value) && Math.abs(value) <= INT4,
+  // A bigint column read as a number (drizzle's mode 'number'): exact up to 2^53.
+  bigint: (value) => typeof value === 'number' && Number.isSafeInteger(value),
   text: (value) => typeof value === 'string',
   // The form the service writes, and a real date (Date would roll 31 February into March).
   instant: (value) => typeof value === 'string' && RFC3339_UTC.test(value) && isRealInstant(value),

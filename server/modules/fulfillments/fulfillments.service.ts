@@ -16,6 +16,7 @@ import { iso, type Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import { awaitsShipment, type OrderStatus } from '../orders/orders.rules.ts';
 import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
+import { fulfillmentEvents } from './fulfillments.events.ts';
 import type { Fulfillment, FulfillmentListQuery, FulfillmentParams, ShipmentInput } from './fulfillments.schemas.ts';
 
 interface Access {
@@ -72,7 +73,9 @@ export async function requestFulfillment({ db, caller, orderId }: Access & { ord
       if (await openFulfillment(tx, orderId)) throw alreadyOpen(orderId);
       const [row] = await tx.insert(fulfillments).values({ orderId, status: OPEN }).returning(fulfillmentColumns);
       if (!row) throw new Error('fulfillment insert returned no row');
-      return toFulfillment(row);
+      const fulfillment = toFulfillment(row);
+      await fulfillmentEvents.record(tx, { type: 'fulfillment.created', object: fulfillment });
+      return fulfillment;
     });
   } catch (error) {
     // Only reachable by a writer that did not take the order's lock.
@@ -100,8 +103,13 @@ export async function shipOrder({ db, caller, input }: Access & { input: Shipmen
           .returning(fulfillmentColumns)
       : await tx.insert(fulfillments).values({ orderId, status: 'shipped', carrier, trackingNumber }).returning(fulfillmentColumns);
     if (!row) throw new Error('fulfillment write returned no row');
+    const fulfillment = toFulfillment(row);
+    await fulfillmentEvents.record(
+      tx,
+      open ? { type: 'fulfillment.updated', object: fulfillment, previous: toFulfillment(open) } : { type: 'fulfillment.created', object: fulfillment },
+    );
     await transition(tx, order, 'shipped', 'fulfillment', caller);
-    return toFulfillment(row);
+    return fulfillment;
   });
 }
 

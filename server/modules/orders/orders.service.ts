@@ -17,6 +17,7 @@ import type { Preconditions } from '../../trpc/context.ts';
 import type { Page } from '../common.schemas.ts';
 import { keyPlaceholders, keysetCondition, keysetOrder, keyValues, pageOf, readPageRequest, limitOffset, type CursorCodec, type PageRequest, type SortTerm } from '../paging.ts';
 import { releaseStock, reserveStock } from '../products/products.stock.ts';
+import { orderEvents } from './orders.events.ts';
 import { parseOrderDocument, patcherFor } from './orders.patch.ts';
 import { toOrder, type ItemRow, type LoadedOrder } from './orders.representation.ts';
 import {
@@ -222,8 +223,12 @@ const insertLines = statements('order_lines_insert', (db, count: number) =>
     .returning(itemColumns),
 );
 
-async function writeItems(tx: Db, orderId: number, priced: PricedItem[]): Promise<ItemRow[]> {
-  await deleteLines(tx, { orderId });
+/**
+ * `fresh`: the order was inserted in this transaction and has no lines yet, so none are deleted
+ * (a statement fewer on every order POST, which pays for its event: docs/performance.md).
+ */
+async function writeItems(tx: Db, orderId: number, priced: PricedItem[], fresh = false): Promise<ItemRow[]> {
+  if (!fresh) await deleteLines(tx, { orderId });
   if (priced.length === 0) return [];
   const values: Record<string, number> = { orderId };
   priced.forEach((item, position) => {
@@ -279,6 +284,7 @@ export function invalidTransition(from: OrderStatus, to: OrderStatus, via: Chann
  */
 export async function transition(tx: Db, order: LoadedOrder, to: OrderStatus, via: Channel, caller: Caller): Promise<void> {
   const from = order.row.status;
+  const before = represent(order);
   const move = findTransition(from, to, via);
   if (!move) throw invalidTransition(from, to, via);
   if (!mayMoveTo(caller, move)) throw new DomainError('forbidden', `Only an admin may set an order to ${to}.`);
@@ -294,6 +300,9 @@ export async function transition(tx: Db, order: LoadedOrder, to: OrderStatus, vi
   if (to === 'cancelled' && holdsStock(from)) await releaseStock(tx, order.items);
   order.row.status = to;
   await saveOrder(tx, order);
+  // Every move's event, whoever asked for it (PUT, an action, a payment, a shipment). No move
+  // enters draft: the state table has none.
+  if (to !== 'draft') await orderEvents.record(tx, { type: `order.${to}`, object: represent(order), previous: before });
 }
 
 function sameItems(current: ItemRow[], next: ItemSpec[]): boolean {
@@ -338,7 +347,9 @@ export async function createOrder({ db, caller, input }: Access & { input: Order
     const priced = await priceItems(tx, input.items, currency, []);
     const [row] = await insertOrder(tx, { customerId, address: input.address ?? null, discountCode: input.discount_code ?? null, currency });
     if (!row) throw new Error('insert returned no row');
-    return represent({ row, items: await writeItems(tx, row.id, priced) });
+    const order = represent({ row, items: await writeItems(tx, row.id, priced, true) });
+    await orderEvents.record(tx, { type: 'order.created', object: order });
+    return order;
   });
 }
 
@@ -433,6 +444,7 @@ export async function listOrders({ db, caller, query, cursors }: Access & { quer
  * become empty, read-only fields are ignored, and every rule of the state table applies.
  */
 async function applyDocument(tx: Db, caller: Caller, order: LoadedOrder, doc: OrderDocument): Promise<void> {
+  const before = represent(order);
   const current = order.row;
   const status = current.status;
   const customerId = doc.customer_id ?? current.customerId;
@@ -462,6 +474,7 @@ async function applyDocument(tx: Db, caller: Caller, order: LoadedOrder, doc: Or
     }
     Object.assign(current, { customerId, currency, address, discountCode });
     await saveOrder(tx, order);
+    await orderEvents.record(tx, { type: 'order.updated', object: represent(order), previous: before });
   }
   // Last, so confirming checks the items and address just written.
   if (nextStatus !== status) await transition(tx, order, nextStatus, 'write', caller);
@@ -501,5 +514,6 @@ export async function deleteOrder({ db, caller, id, preconditions }: Access & { 
     if (payment) throw new DomainError('order-has-payment', `Order ${id} has a payment and cannot be deleted.`);
     if (holdsStock(order.row.status)) await releaseStock(tx, order.items);
     await tx.delete(orders).where(eq(orders.id, id));
+    await orderEvents.record(tx, { type: 'order.deleted', object: represent(order) });
   });
 }

@@ -17,6 +17,7 @@ import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, typ
 import { orderTotal } from '../orders/orders.representation.ts';
 import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
 import { awaitsPayment, isPaid, type OrderStatus } from '../orders/orders.rules.ts';
+import { paymentEvents } from './payments.events.ts';
 import type { Payment, PaymentInput, PaymentListQuery } from './payments.schemas.ts';
 
 interface Access {
@@ -90,8 +91,10 @@ export async function createPayment({ db, caller, input }: Access & { input: Pay
       }
       const [row] = await insertPayment(tx, { orderId: order.row.id, amount: input.amount, currency: order.row.currency, method: input.method });
       if (!row) throw new Error('payment insert returned no row');
+      const payment = toPayment(row);
+      await paymentEvents.record(tx, { type: 'payment.created', object: payment });
       await transition(tx, order, 'paid', 'payment', caller);
-      return toPayment(row);
+      return payment;
     });
   } catch (error) {
     // Only reachable by a writer that did not take the order's lock; the order is paid then.

@@ -8,6 +8,7 @@ import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
 import { iso, type Page } from '../common.schemas.ts';
 import { keyPlaceholders, keysetCondition, keysetOrder, keyValues, pageOf, readPageRequest, limitOffset, type CursorCodec, type PageRequest, type SortTerm } from '../paging.ts';
+import { productEvents } from './products.events.ts';
 import { Product, type ProductInput, type ProductListQuery, type ProductReplace } from './products.schemas.ts';
 
 /** The columns a product is read with: its representation, and whether it is archived. */
@@ -51,12 +52,16 @@ const gone = (id: number) => new DomainError('gone', `Product ${id} was archived
 
 export async function createProduct({ db, input }: { db: Db; input: ProductInput }): Promise<Product> {
   try {
-    const [row] = await db
-      .insert(products)
-      .values({ ...input, description: input.description ?? null })
-      .returning(productColumns);
-    if (!row) throw new Error('insert returned no row');
-    return toProduct(row);
+    return await transaction(db, async (tx) => {
+      const [row] = await tx
+        .insert(products)
+        .values({ ...input, description: input.description ?? null })
+        .returning(productColumns);
+      if (!row) throw new Error('insert returned no row');
+      const product = toProduct(row);
+      await productEvents.record(tx, { type: 'product.created', object: product });
+      return product;
+    });
   } catch (error) {
     if (isUniqueViolation(error, 'products_sku_key')) throw duplicateSku(input.sku);
     throw error;
@@ -186,7 +191,9 @@ export async function replaceProduct({ db, input, preconditions }: { db: Db; inp
         .where(eq(products.id, id))
         .returning(productColumns);
       if (!row) throw notFound(id);
-      return toProduct(row);
+      const product = toProduct(row);
+      await productEvents.record(tx, { type: 'product.updated', object: product, previous: toProduct(current) });
+      return product;
     });
   } catch (error) {
     if (isUniqueViolation(error, 'products_sku_key')) throw duplicateSku(sku);
@@ -201,5 +208,6 @@ export async function archiveProduct({ db, id, preconditions }: { db: Db; id: nu
     if (!row || row.archivedAt) throw notFound(id);
     assertIfMatch(preconditions, Product, toProduct(row));
     await tx.update(products).set({ archivedAt: new Date() }).where(eq(products.id, id));
+    await productEvents.record(tx, { type: 'product.archived', object: toProduct(row) });
   });
 }

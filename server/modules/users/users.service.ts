@@ -11,6 +11,7 @@ import type { Preconditions } from '../../trpc/context.ts';
 import { iso, type Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import { User, type UserInput, type UserListQuery, type UserReplace } from './users.schemas.ts';
+import { userEvents } from './users.events.ts';
 import { revokeUserGrants } from './users.grants.ts';
 
 /**
@@ -66,9 +67,13 @@ export async function createUser({ db, caller, input }: { db: Db; caller: Caller
   }
   const passwordHash = await hashPassword(input.password);
   try {
-    const [row] = await db.insert(users).values({ email: input.email, name: input.name, role, passwordHash }).returning(userColumns);
-    if (!row) throw new Error('insert returned no row');
-    return toUser(row);
+    return await transaction(db, async (tx) => {
+      const [row] = await tx.insert(users).values({ email: input.email, name: input.name, role, passwordHash }).returning(userColumns);
+      if (!row) throw new Error('insert returned no row');
+      const user = toUser(row);
+      await userEvents.record(tx, { type: 'user.created', object: user });
+      return user;
+    });
   } catch (error) {
     if (isUniqueViolation(error, 'users_email_lower_key')) throw duplicateEmail();
     throw error;
@@ -182,7 +187,9 @@ export async function replaceUser({
       if (!row) throw notFound(id);
       // A new password signs the user out of every OAuth client at its next refresh.
       if (passwordHash !== undefined) await revokeUserGrants(tx, id);
-      return toUser(row);
+      const user = toUser(row);
+      await userEvents.record(tx, { type: 'user.updated', object: user, previous: toUser(current) });
+      return user;
     });
   } catch (error) {
     if (isUniqueViolation(error, 'users_email_lower_key')) throw duplicateEmail();
@@ -230,6 +237,7 @@ export async function deleteUser({ db, caller, id, preconditions }: { db: Db; ca
     const [owned] = await tx.select({ id: orders.id }).from(orders).where(eq(orders.customerId, id)).limit(1);
     if (owned) throw new DomainError('conflict', `User ${id} has orders and cannot be deleted.`);
     await tx.delete(users).where(eq(users.id, id));
+    await userEvents.record(tx, { type: 'user.deleted', object: toUser(current) });
   });
 }
 
@@ -295,12 +303,15 @@ export async function ensureAdmin({ db, email, password }: { db: Db; email: stri
   const withHash = () => db.select({ ...userColumns, passwordHash: users.passwordHash }).from(users).where(byEmail(email));
   const [existing] = await withHash();
   if (!existing) {
-    const [row] = await db
-      .insert(users)
-      .values({ email, name: 'Administrator', role: 'admin', passwordHash: await hashPassword(password) })
-      .onConflictDoNothing()
-      .returning(userColumns);
-    if (row) return { user: toUser(row), created: true };
+    const passwordHash = await hashPassword(password);
+    const created = await transaction(db, async (tx) => {
+      const [row] = await tx.insert(users).values({ email, name: 'Administrator', role: 'admin', passwordHash }).onConflictDoNothing().returning(userColumns);
+      if (!row) return undefined;
+      const user = toUser(row);
+      await userEvents.record(tx, { type: 'user.created', object: user });
+      return user;
+    });
+    if (created) return { user: created, created: true };
     const raced = await findUserByEmail({ db, email });
     if (!raced) throw new Error('admin bootstrap failed');
     return { user: toUser(raced), created: false };
@@ -317,6 +328,7 @@ export async function ensureAdmin({ db, email, password }: { db: Db; email: stri
     // A new ADMIN_PASSWORD is a password change like any other: whoever signed in with the old one
     // loses their grants.
     if (updated && passwordHash !== undefined) await revokeUserGrants(tx, updated.id);
+    if (updated) await userEvents.record(tx, { type: 'user.updated', object: toUser(updated), previous: toUser(existing) });
     return updated;
   });
   if (!row) throw new Error('admin bootstrap failed');

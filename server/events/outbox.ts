@@ -1,0 +1,81 @@
+/**
+ * The one way an event is written (docs/api.md#events): a transactional outbox. A module declares
+ * its types once (`declareEvents`, in its `<name>.events.ts`) and records each change on the
+ * transaction that makes it, so the event commits with its change or not at all. The event holds
+ * the resource as its GET answers it (without `_links`, which say what a client may do now, not
+ * what happened) and, for an update, the previous values of the fields that changed.
+ */
+import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { events } from '../db/schema.ts';
+import { statement } from '../db/statements.ts';
+import { declareTypes, type EventDeclaration, type EventType } from './catalogue.ts';
+
+/** A representation as a GET answers it: a JSON object. */
+type Representation = object;
+
+export interface Change<T extends EventType, R extends Representation> {
+  type: T;
+  /** The resource as it now is (for a deletion: as it was). */
+  object: R;
+  /** For an update: the resource as it was before, in the same representation. */
+  previous?: R;
+}
+
+/** What a module records its changes through. */
+export interface EventSource<T extends EventType, R extends Representation> {
+  readonly types: readonly T[];
+  /** Writes the event of `change` on `tx`, the transaction that makes the change. */
+  record(tx: Db, change: Change<T, R>): Promise<void>;
+}
+
+/** 15 random bytes: 120 bits, 20 base64url characters. */
+const newEventId = (): string => `evt_${randomBytes(15).toString('base64url')}`;
+
+// The data goes as text, cast in SQL: both drivers then send the string as it is (a json
+// parameter would be serialized by each driver its own way).
+const insertEvent = statement('event_insert', (db) =>
+  db.insert(events).values({
+    id: sql.placeholder('id'),
+    type: sql.placeholder('type'),
+    orderId: sql.placeholder('orderId'),
+    data: sql`${sql.placeholder('data')}::text::json`,
+  }),
+);
+
+/** The representation without `_links`. */
+function withoutLinks(representation: Representation): Record<string, unknown> {
+  const rest: Record<string, unknown> = { ...representation };
+  delete rest._links;
+  return rest;
+}
+
+/** The fields of `before` whose values differ in `after`, with their old values. */
+function previousAttributes(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
+  const changed: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(before)) {
+    if (JSON.stringify(value) !== JSON.stringify(after[key])) changed[key] = value;
+  }
+  return changed;
+}
+
+/**
+ * Declares a module's event types (added to the catalogue) and answers the source it records
+ * them through. `orderIdOf` names the order an event concerns (null for none): one order's
+ * timeline is every event that names it.
+ */
+export function declareEvents<T extends EventType, R extends Representation>(options: {
+  types: EventDeclaration<T>;
+  orderIdOf: (object: R) => number | null;
+}): EventSource<T, R> {
+  const types = declareTypes(options.types);
+  return {
+    types,
+    async record(tx, { type, object, previous }) {
+      const current = withoutLinks(object);
+      const data = previous === undefined ? { object: current } : { object: current, previous_attributes: previousAttributes(withoutLinks(previous), current) };
+      await insertEvent(tx, { id: newEventId(), type, orderId: options.orderIdOf(object), data: JSON.stringify(data) });
+    },
+  };
+}

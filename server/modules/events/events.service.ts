@@ -1,0 +1,108 @@
+/**
+ * Reading events (docs/api.md#events): every event (admins, service clients with `events:read`),
+ * one event, and one order's timeline for whoever may read the order. Newest first, paged by
+ * cursor like every list; `seq` orders the events of one transaction, which share a `created_at`.
+ * Events are written by the modules that make the changes (server/events/outbox.ts) and purged
+ * after `EVENT_RETENTION_DAYS`.
+ */
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { mayReadOrder } from '../../auth/policy.ts';
+import type { Caller } from '../../auth/tokens.ts';
+import type { Db } from '../../db/client.ts';
+import { events, orders } from '../../db/schema.ts';
+import { DomainError } from '../../errors/problems.ts';
+import { eventTypes, resourceOf, type EventType } from '../../events/catalogue.ts';
+import { deleteInBatches } from '../../db/purge.ts';
+import { iso, type Page } from '../common.schemas.ts';
+import { keysetCondition, keysetOrder, limitOffset, pageOf, readPageRequest, type CursorCodec, type PageRequest, type SortTerm } from '../paging.ts';
+import type { Event, EventListQuery, OrderEventListQuery } from './events.schemas.ts';
+
+const eventColumns = {
+  id: events.id,
+  seq: events.seq,
+  type: events.type,
+  apiVersion: events.apiVersion,
+  data: events.data,
+  createdAt: events.createdAt,
+};
+
+type EventRow = Pick<typeof events.$inferSelect, keyof typeof eventColumns>;
+
+const toEvent = (row: EventRow): Event => ({
+  id: row.id,
+  type: row.type,
+  created_at: iso(row.createdAt),
+  api_version: row.apiVersion,
+  data: row.data,
+});
+
+/** Newest first; `seq` (the order of writing) breaks ties, so a transaction's events keep their order. */
+const eventOrder: SortTerm<EventRow>[] = [
+  { column: events.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
+  { column: events.seq, kind: 'bigint', descending: true, read: (row) => row.seq },
+];
+
+const unknownType = (given: string) =>
+  new DomainError('validation-error', `Unknown event type "${given}".`, {
+    errors: [{ field: 'type', message: `must be a comma list of event types and prefixes such as order.*; "${given}" is neither` }],
+  });
+
+/**
+ * The types a `type` filter names, sorted (undefined: no filter): each item a declared type or
+ * `<resource>.*`, any other 422. So the query only ever compares with known types.
+ */
+export function typesOf(filter: string | undefined): EventType[] | undefined {
+  if (filter === undefined) return undefined;
+  const known = [...eventTypes().keys()];
+  const wanted = new Set<EventType>();
+  for (const item of filter.split(',').map((part) => part.trim())) {
+    const matching = item.endsWith('.*') ? known.filter((type) => resourceOf(type) === item.slice(0, -2)) : known.filter((type) => type === item);
+    if (matching.length === 0) throw unknownType(item);
+    for (const type of matching) wanted.add(type);
+  }
+  return [...wanted].sort();
+}
+
+async function listOf(
+  { db, cursors, list, filter, query }: { db: Db; cursors: CursorCodec; list: string; filter: { types?: EventType[]; orderId?: number }; query: EventListQuery },
+): Promise<Page<Event>> {
+  // A cursor is good for the same filters, however they were spelled (`order.*` or each type).
+  const binding = JSON.stringify([list, filter.types ?? null, filter.orderId ?? null]);
+  const request: PageRequest = readPageRequest(cursors, binding, eventOrder, query);
+  const { limit, offset } = limitOffset(request);
+  const rows = await db
+    .select(eventColumns)
+    .from(events)
+    .where(
+      and(
+        filter.orderId === undefined ? undefined : eq(events.orderId, filter.orderId),
+        filter.types === undefined ? undefined : inArray(events.type, filter.types),
+        request.direction === 'first' ? undefined : keysetCondition(eventOrder, request.direction, request.key),
+      ),
+    )
+    .orderBy(...keysetOrder(eventOrder, request.direction))
+    .limit(limit)
+    .offset(offset);
+  return pageOf({ codec: cursors, binding, terms: eventOrder, request }, rows, toEvent);
+}
+
+export function listEvents({ db, query, cursors }: { db: Db; query: EventListQuery; cursors: CursorCodec }): Promise<Page<Event>> {
+  return listOf({ db, cursors, list: 'events', filter: { types: typesOf(query.type), orderId: query.order_id }, query });
+}
+
+export async function getEvent({ db, id }: { db: Db; id: string }): Promise<Event> {
+  const [row] = await db.select(eventColumns).from(events).where(eq(events.id, id));
+  if (!row) throw new DomainError('not-found', `Event ${id} does not exist.`);
+  return toEvent(row);
+}
+
+/** One order's events, if `caller` may read the order: another customer's, or a deleted one, is 404 as its read is. */
+export async function listOrderEvents({ db, caller, query, cursors }: { db: Db; caller: Caller; query: OrderEventListQuery; cursors: CursorCodec }): Promise<Page<Event>> {
+  const [order] = await db.select({ customerId: orders.customerId }).from(orders).where(eq(orders.id, query.id));
+  if (!order || !mayReadOrder(caller, order)) throw new DomainError('not-found', `Order ${query.id} does not exist.`);
+  return listOf({ db, cursors, list: 'order-events', filter: { types: typesOf(query.type), orderId: query.id }, query });
+}
+
+/** Deletes the events older than `retentionDays`, in batches (server/db/purge.ts). */
+export const purgeOldEvents = (db: Db, retentionDays: number): Promise<number> =>
+  deleteInBatches(db, events, lt(events.createdAt, sql`now() - make_interval(days => ${retentionDays})`));

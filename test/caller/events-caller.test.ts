@@ -1,0 +1,51 @@
+/**
+ * Events called directly, with no HTTP (server/testing.ts): the events a purchase writes, as a
+ * caller reads them (docs/api.md#events), and the rules of who reads them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestHarness, type TestCaller, type TestHarness } from '../../server/testing.ts';
+import { createTestDatabase, onPostgres } from '../helpers/db.ts';
+import { expectDomainError } from '../helpers/problems.ts';
+import { productInput } from '../helpers/products.ts';
+
+let harness: TestHarness;
+let admin: TestCaller;
+let alice: TestCaller;
+let bob: TestCaller;
+
+beforeAll(async () => {
+  harness = await createTestHarness(onPostgres ? { database: await createTestDatabase() } : {});
+  admin = harness.caller({ role: 'admin' });
+  alice = (await harness.createUser({ name: 'Alice' })).caller;
+  bob = (await harness.createUser({ name: 'Bob' })).caller;
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+describe('the events of an order through createCaller', () => {
+  it('a paid order: its timeline holds its creation, confirmation, payment and payment move, newest first', async () => {
+    const product = await admin.products.create(productInput({ price: 500, stock: 10 }));
+    const draft = await alice.orders.create({ items: [{ product_id: product.id, quantity: 2 }], address: '1 Caller Ct' });
+    await alice.orders.confirm({ id: draft.id });
+    const payment = await alice.payments.create({ order_id: draft.id, amount: 1000, method: 'card' });
+    const timeline = await alice.events.listForOrder({ id: draft.id, limit: 10 });
+    expect(timeline.data.map((e) => e.type)).toEqual(['order.paid', 'payment.created', 'order.confirmed', 'order.created']);
+    expect(timeline.data[1]?.data.object).toEqual(payment);
+    const listed = await admin.events.list({ order_id: draft.id, type: 'payment.*' });
+    expect(listed.data.map((e) => e.id)).toEqual([timeline.data[1]?.id]);
+    expect(await admin.events.get({ id: timeline.data[0]?.id ?? '' })).toEqual(timeline.data[0]);
+  });
+
+  it("another customer's timeline is not-found; GET /events is for admins and events:read", async () => {
+    const draft = await alice.orders.create({ items: [] });
+    await expectDomainError(bob.events.listForOrder({ id: draft.id }), 'NOT_FOUND', 'not-found');
+    await expectDomainError(alice.events.list(), 'FORBIDDEN', 'forbidden');
+    await expectDomainError(harness.caller({ role: 'service', scopes: ['orders:read'] }).events.list(), 'FORBIDDEN', 'insufficient-scope');
+    expect((await harness.caller({ role: 'service', scopes: ['events:read'] }).events.list({ limit: 1 })).data).toHaveLength(1);
+  });
+
+  it('an unknown type filter is a validation error naming type', async () => {
+    await expectDomainError(admin.events.list({ type: 'order.nope' }), 'UNPROCESSABLE_CONTENT', 'validation-error');
+  });
+});
