@@ -58,6 +58,11 @@ export const Currency = z
   .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD')
   .meta({ description: 'ISO 4217 currency code.', example: 'USD' });
 
+/** A `_links` member: where a client can go next, and how (docs/api.md#order-states). */
+export const Link = z
+  .object({ href: z.string().meta({ description: 'Path of the target, under /api/v1.' }), method: z.enum(['GET', 'POST']) })
+  .meta({ id: 'Link' });
+
 export const MAX_PAGE = 1_000_000;
 export const MAX_LIMIT = 100;
 const Page = z.int().min(1).max(MAX_PAGE);
