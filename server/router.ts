@@ -4,6 +4,7 @@ import { fulfillmentsRouter } from './modules/fulfillments/fulfillments.router.t
 import { ordersRouter } from './modules/orders/orders.router.ts';
 import { paymentsRouter } from './modules/payments/payments.router.ts';
 import { productsRouter } from './modules/products/products.router.ts';
+import { refundsRouter } from './modules/refunds/refunds.router.ts';
 import { usersRouter } from './modules/users/users.router.ts';
 import { createCallerFactory, router } from './trpc/trpc.ts';
 
@@ -12,6 +13,7 @@ export const appRouter = router({
   users: usersRouter,
   orders: ordersRouter,
   payments: paymentsRouter,
+  refunds: refundsRouter,
   fulfillments: fulfillmentsRouter,
   clients: clientsRouter,
   events: eventsRouter,

@@ -51,6 +51,7 @@ export type ProblemSlug =
   | "payload-too-large"
   | "precondition-failed"
   | "rate-limited"
+  | "refund-exceeds-payment"
   | "request-header-fields-too-large"
   | "request-timeout"
   | "service-unavailable"
@@ -290,7 +291,7 @@ export type AppRouter = TRPCBuiltRouter<
             line_total: number;
           }[];
           address: string | null;
-          status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled";
+          status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
           discount_code: string | null;
           currency: string;
           total: number;
@@ -340,7 +341,7 @@ export type AppRouter = TRPCBuiltRouter<
             line_total: number;
           }[];
           address: string | null;
-          status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled";
+          status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
           discount_code: string | null;
           currency: string;
           total: number;
@@ -394,7 +395,7 @@ export type AppRouter = TRPCBuiltRouter<
               line_total: number;
             }[];
             address: string | null;
-            status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled";
+            status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
             discount_code: string | null;
             currency: string;
             total: number;
@@ -490,7 +491,7 @@ export type AppRouter = TRPCBuiltRouter<
             line_total: number;
           }[];
           address: string | null;
-          status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled";
+          status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
           discount_code: string | null;
           currency: string;
           total: number;
@@ -595,7 +596,7 @@ export type AppRouter = TRPCBuiltRouter<
             line_total: number;
           }[];
           address: string | null;
-          status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled";
+          status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
           discount_code: string | null;
           currency: string;
           total: number;
@@ -645,7 +646,7 @@ export type AppRouter = TRPCBuiltRouter<
             line_total: number;
           }[];
           address: string | null;
-          status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled";
+          status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
           discount_code: string | null;
           currency: string;
           total: number;
@@ -680,7 +681,7 @@ export type AppRouter = TRPCBuiltRouter<
         };
         meta: object;
       }>;
-      /** Cancel a draft or confirmed order (releases stock): `POST /api/v1/orders/{id}/cancel` */
+      /** Cancel a draft, confirmed or paid order (releases stock; refunds a paid one): `POST /api/v1/orders/{id}/cancel` */
       cancel: TRPCMutationProcedure<{
         input: {
           id: number;
@@ -695,7 +696,7 @@ export type AppRouter = TRPCBuiltRouter<
             line_total: number;
           }[];
           address: string | null;
-          status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled";
+          status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
           discount_code: string | null;
           currency: string;
           total: number;
@@ -751,10 +752,30 @@ export type AppRouter = TRPCBuiltRouter<
           id: number;
           order_id: number;
           amount: number;
+          amount_refunded: number;
           currency: string;
           method: "card" | "bank_transfer" | "wallet";
           status: "captured";
           created_at: string;
+          updated_at: string;
+          _links: {
+            self: {
+              href: string;
+              method: "GET" | "POST";
+            };
+            order: {
+              href: string;
+              method: "GET" | "POST";
+            };
+            refunds: {
+              href: string;
+              method: "GET" | "POST";
+            };
+            refund?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+          };
         };
         meta: object;
       }>;
@@ -767,10 +788,30 @@ export type AppRouter = TRPCBuiltRouter<
           id: number;
           order_id: number;
           amount: number;
+          amount_refunded: number;
           currency: string;
           method: "card" | "bank_transfer" | "wallet";
           status: "captured";
           created_at: string;
+          updated_at: string;
+          _links: {
+            self: {
+              href: string;
+              method: "GET" | "POST";
+            };
+            order: {
+              href: string;
+              method: "GET" | "POST";
+            };
+            refunds: {
+              href: string;
+              method: "GET" | "POST";
+            };
+            refund?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+          };
         };
         meta: object;
       }>;
@@ -787,9 +828,90 @@ export type AppRouter = TRPCBuiltRouter<
             id: number;
             order_id: number;
             amount: number;
+            amount_refunded: number;
             currency: string;
             method: "card" | "bank_transfer" | "wallet";
             status: "captured";
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[];
+          page: number;
+          limit: number;
+          has_more: boolean;
+          next_cursor: string | null;
+          prev_cursor: string | null;
+        };
+        meta: object;
+      }>;
+    };
+    refunds: {
+      /** Refund a payment, in part or in full: `POST /api/v1/payments/{id}/refunds` */
+      create: TRPCMutationProcedure<{
+        input: {
+          id: number;
+          amount?: number | undefined;
+          reason?: "requested_by_customer" | "duplicate" | "fraudulent" | "other" | undefined;
+          restock?: boolean | undefined;
+        };
+        output: {
+          id: number;
+          payment_id: number;
+          amount: number;
+          currency: string;
+          reason: "requested_by_customer" | "duplicate" | "fraudulent" | "other" | null;
+          created_at: string;
+        };
+        meta: object;
+      }>;
+      /** Read one of a payment's refunds: `GET /api/v1/payments/{id}/refunds/{refundId}` */
+      get: TRPCQueryProcedure<{
+        input: {
+          id: number;
+          refundId: number;
+        };
+        output: {
+          id: number;
+          payment_id: number;
+          amount: number;
+          currency: string;
+          reason: "requested_by_customer" | "duplicate" | "fraudulent" | "other" | null;
+          created_at: string;
+        };
+        meta: object;
+      }>;
+      /** List a payment's refunds, newest first: `GET /api/v1/payments/{id}/refunds` */
+      list: TRPCQueryProcedure<{
+        input: {
+          id: number;
+          page?: number | undefined;
+          limit?: number | undefined;
+          cursor?: string | undefined;
+        };
+        output: {
+          data: {
+            id: number;
+            payment_id: number;
+            amount: number;
+            currency: string;
+            reason: "requested_by_customer" | "duplicate" | "fraudulent" | "other" | null;
             created_at: string;
           }[];
           page: number;

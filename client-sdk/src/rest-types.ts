@@ -230,8 +230,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel a draft or confirmed order (releases stock)
-         * @description Cancels a draft or confirmed order and releases its reserved stock. From any other status it is 409 `invalid-state-transition`.
+         * Cancel a draft, confirmed or paid order (releases stock; refunds a paid one)
+         * @description Cancels a draft, confirmed or paid order and releases its reserved stock; a paid order is refunded in full in the same transaction. From any other status (shipped on) it is 409 `invalid-state-transition`.
          *
          *     **Access:** customers, admins or service clients, with a token granting `orders:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
          */
@@ -284,6 +284,56 @@ export interface paths {
          *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
          */
         get: operations["payments-get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payments/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a payment's refunds, newest first
+         * @description A payment's refunds, newest first, paged; a payment without any lists none. Customers read those of their own orders' payments (another's is 404). Never cached.
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        get: operations["refunds-list"];
+        put?: never;
+        /**
+         * Refund a payment, in part or in full
+         * @description Gives back `amount` of a payment (default: all that remains). More than remains is 422 `refund-exceeds-payment`. A refund that leaves nothing of the payment moves the order to refunded (from paid, releasing its stock; from delivered or completed, a return, restocking with `restock: true`); a shipped order takes only partial refunds until it is delivered (409 otherwise). Send an `Idempotency-Key` so that a retry never refunds twice.
+         *
+         *     **Access:** admins or service clients, with a token granting `payments:write` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        post: operations["refunds-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payments/{id}/refunds/{refundId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one of a payment's refunds
+         * @description One refund of a payment. Customers read the refunds of their own orders' payments (another's is 404). Never cached.
+         *
+         *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        get: operations["refunds-get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -802,6 +852,19 @@ export interface components {
             /** @constant */
             status: 409;
         } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
+        /** @description Refund exceeds payment (422): The refund asks for more than remains of the payment (its `amount` less `amount_refunded`; nothing, once it is refunded in full). `amount_refundable` is what may still be refunded; nothing was written. See [/problems/refund-exceeds-payment](/problems/refund-exceeds-payment). */
+        RefundExceedsPaymentProblem: {
+            /** @constant */
+            type: "/problems/refund-exceeds-payment";
+            /** @constant */
+            status: 422;
+            /** @description What may still be refunded of the payment (minor units; 0 once it is refunded in full). */
+            amount_refundable: number;
+            /** @description One entry per bad field: the first 20 (fewer per call in a /trpc batch); `errors_total` counts them all. */
+            errors?: components["schemas"]["FieldError"][];
+            /** @description How many bad fields there are, listed in `errors` or not. */
+            errors_total?: number;
+        } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
         /** @description JSON Patch operations (RFC 6902), applied in order; all or none. */
         JsonPatch: (components["schemas"]["JsonPatchAdd"] | components["schemas"]["JsonPatchRemove"] | components["schemas"]["JsonPatchReplace"] | components["schemas"]["JsonPatchMove"] | components["schemas"]["JsonPatchCopy"] | components["schemas"]["JsonPatchTest"])[];
         /** @description Adds a value (`/items/-` appends). */
@@ -1036,6 +1099,11 @@ export interface components {
          */
         PaymentMethod: "card" | "bank_transfer" | "wallet";
         /**
+         * @description Why the money goes back: requested_by_customer, duplicate, fraudulent or other.
+         * @enum {string}
+         */
+        RefundReason: "requested_by_customer" | "duplicate" | "fraudulent" | "other";
+        /**
          * @description An OAuth 2.0 grant type (RFC 6749) the client may use at the token endpoint.
          * @enum {string}
          */
@@ -1175,12 +1243,12 @@ export interface components {
          * @description An order status (always lower-case in answers).
          * @enum {string}
          */
-        OrderStatus: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled";
+        OrderStatus: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
         OrderLinks: {
             self: components["schemas"]["Link"];
             /** @description While draft. */
             confirm?: components["schemas"]["Link"];
-            /** @description While draft or confirmed. */
+            /** @description While draft, confirmed or paid (cancelling a paid order refunds it in full). */
             cancel?: components["schemas"]["Link"];
             /** @description POST /api/v1/payments with the order id in the body, while confirmed. */
             pay?: components["schemas"]["Link"];
@@ -1220,6 +1288,8 @@ export interface components {
             order_id: number;
             /** @description Minor units (0 for a free order). */
             amount: number;
+            /** @description The sum of its refunds, minor units: 0 to `amount`. */
+            amount_refunded: number;
             /**
              * @description ISO 4217 currency code.
              * @example USD
@@ -1227,7 +1297,7 @@ export interface components {
             currency: string;
             method: components["schemas"]["PaymentMethod"];
             /**
-             * @description Payments are captured at once.
+             * @description Payments are captured at once; refunds leave it captured and raise `amount_refunded`.
              * @constant
              */
             status: "captured";
@@ -1237,9 +1307,64 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             created_at: string;
+            /**
+             * Format: date-time
+             * @description Its last refund; its creation until then.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+            _links: components["schemas"]["PaymentLinks"];
+        };
+        PaymentLinks: {
+            self: components["schemas"]["Link"];
+            /** @description The order paid. */
+            order: components["schemas"]["Link"];
+            /** @description The payment's refunds (GET). */
+            refunds: components["schemas"]["Link"];
+            /** @description POST a refund: while something remains of the payment and its order is paid, shipped, delivered or completed (admins and service clients). */
+            refund?: components["schemas"]["Link"];
         };
         PaymentList: {
             data: components["schemas"]["Payment"][];
+            /** @description The page number; along cursors, counted from the page the first cursor came from. */
+            page: number;
+            limit: number;
+            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
+            has_more: boolean;
+            /** @description The `cursor` of the next page, or null on the last page. */
+            next_cursor: string | null;
+            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
+            prev_cursor: string | null;
+        };
+        Refund: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            payment_id: number;
+            /** @description Minor units. */
+            amount: number;
+            /**
+             * @description ISO 4217 currency code.
+             * @example USD
+             */
+            currency: string;
+            /** @description As given; null when none was (a paid order cancelled gives none). */
+            reason: components["schemas"]["RefundReason"] | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+        };
+        RefundList: {
+            data: components["schemas"]["Refund"][];
             /** @description The page number; along cursors, counted from the page the first cursor came from. */
             page: number;
             limit: number;
@@ -1438,7 +1563,7 @@ export interface components {
              * @description Order status, any case; upper-case aliases accepted (CREATED = draft).
              * @example confirmed
              */
-            status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED") | string;
+            status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED") | string;
             /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
             readonly total?: number | null;
             /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
@@ -3495,7 +3620,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description A status in any case, an upper-case alias, or `active` (confirmed, paid, shipped, delivered). */
-                status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED" | "active") | string;
+                status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED" | "active") | string;
                 /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
@@ -4109,7 +4234,7 @@ export interface operations {
                      * @description Order status, any case; upper-case aliases accepted (CREATED = draft).
                      * @example confirmed
                      */
-                    status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED") | string;
+                    status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED") | string;
                     /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
                     readonly total?: number;
                     /**
@@ -5548,6 +5673,597 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Payment"];
+                };
+            };
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "refunds-list": {
+        parameters: {
+            query?: {
+                /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
+                page?: number;
+                /** @description Page size, 1-100 (default 20). */
+                limit?: number;
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: no row repeated or skipped when rows are added between requests, and as fast deep down as on page 1 where an index holds the order. Any other value is 400 (longer than 1024 characters, 422). */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /** @description The payment. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundList"];
+                };
+            };
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "refunds-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The payment. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Minor units, at least 1 and at most what remains of the payment (its `amount` less `amount_refunded`); omitted, all that remains.
+                     * @example 1999
+                     */
+                    amount?: number;
+                    reason?: components["schemas"]["RefundReason"];
+                    /** @description When this refund returns a delivered or completed order in full, put its items back in stock (default false). A paid order refunded in full always releases its reserved stock; otherwise ignored. */
+                    restock?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result (same body, Location and ETag), nothing created again. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/invalid-state-transition`](/problems/invalid-state-transition) Invalid state transition; [`/problems/idempotency-key-in-use`](/problems/idempotency-key-in-use) Idempotency key in use. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InvalidStateTransitionProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Post": components["headers"]["Accept-Post"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/refund-exceeds-payment`](/problems/refund-exceeds-payment) Refund exceeds payment; [`/problems/validation-error`](/problems/validation-error) Validation failed; [`/problems/idempotency-key-mismatch`](/problems/idempotency-key-mismatch) Idempotency key reused with a different request. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RefundExceedsPaymentProblem"] | components["schemas"]["ValidationErrorProblem"] | components["schemas"]["IdempotencyKeyMismatchProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "refunds-get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /** @description The payment. */
+                id: number;
+                /** @description The refund. */
+                refundId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
                 };
             };
             /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */

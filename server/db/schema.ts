@@ -55,7 +55,7 @@ export const products = pgTable(
  * modules/orders/orders.rules.ts). Here, beside the column, so the column is typed with them; the
  * column stays text (no database enum), so the type adds no migration.
  */
-export const ORDER_STATUSES = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled'] as const;
+export const ORDER_STATUSES = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled', 'refunded'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
 /** The statuses of the `active` list filter; partial indexes below hold just these orders. */
@@ -126,7 +126,11 @@ export const payments = pgTable(
     currency: text('currency').notNull(),
     method: text('method').$type<PaymentMethod>().notNull(),
     status: text('status').$type<'captured'>().notNull().default('captured'),
+    /** The sum of the payment's refunds, kept beside `amount` so the check below can bound it. */
+    amountRefunded: bigint('amount_refunded', { mode: 'number' }).notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    /** Its last refund (its creation until then): the payment's Last-Modified. */
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
   },
   (t) => [
     index('payments_order_idx').on(t.orderId),
@@ -134,6 +138,35 @@ export const payments = pgTable(
     index('payments_created_idx').on(t.createdAt, t.id),
     // Money is exactly-once: the database itself refuses a second captured payment of an order.
     uniqueIndex('payments_one_captured_per_order').on(t.orderId).where(sql`${t.status} = 'captured'`),
+    // Never more refunded than was paid, whatever writes race (docs/api.md#refunds).
+    check('payments_refunded_within_amount', sql`${t.amountRefunded} >= 0 and ${t.amountRefunded} <= ${t.amount}`),
+  ],
+);
+
+/** Why money went back (docs/api.md#refunds); a refund may give none. */
+export const REFUND_REASONS = ['requested_by_customer', 'duplicate', 'fraudulent', 'other'] as const;
+export type RefundReason = (typeof REFUND_REASONS)[number];
+
+/**
+ * Refunds of a payment, partial or full; their sum is the payment's `amount_refunded`, which is
+ * written in the same transaction. Refunds never change and are never deleted.
+ */
+export const refunds = pgTable(
+  'refunds',
+  {
+    id: serial('id').primaryKey(),
+    paymentId: integer('payment_id')
+      .notNull()
+      .references(() => payments.id),
+    amount: bigint('amount', { mode: 'number' }).notNull(),
+    currency: text('currency').notNull(),
+    reason: text('reason').$type<RefundReason>(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [
+    // A payment's refunds, newest first (its list).
+    index('refunds_payment_created_idx').on(t.paymentId, t.createdAt, t.id),
+    check('refunds_amount_positive', sql`${t.amount} > 0`),
   ],
 );
 

@@ -110,6 +110,13 @@ export const problemTypes = {
     code: 'CONFLICT',
     description: 'An order that has a payment cannot be deleted.',
   },
+  'refund-exceeds-payment': {
+    status: 422,
+    title: 'Refund exceeds payment',
+    code: 'UNPROCESSABLE_CONTENT',
+    description:
+      'The refund asks for more than remains of the payment (its `amount` less `amount_refunded`; nothing, once it is refunded in full). `amount_refundable` is what may still be refunded; nothing was written.',
+  },
   'idempotency-key-in-use': {
     status: 409,
     title: 'Idempotency key in use',

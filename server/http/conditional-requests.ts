@@ -10,7 +10,7 @@ import type { RestMeta } from '../trpc/meta.ts';
 
 export interface Validators {
   etag: string;
-  /** Single resources only: `updated_at`, or `created_at` for one that never changes (a payment). */
+  /** Single resources only: `updated_at`, or `created_at` for one that never changes (a refund). */
   lastModified: Date | undefined;
 }
 

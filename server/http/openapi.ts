@@ -13,7 +13,7 @@ import { isPublic, SCOPES, type Policy, type Scope } from '../auth/policy.ts';
 import { MAX_LISTED_ERRORS, problemTypes, type Problem, type ProblemSlug } from '../errors/problems.ts';
 import { unknownParameterError } from '../errors/unknown-parameters.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
-import { examples, Id } from '../modules/common.schemas.ts';
+import { examples, Id, MAX_ORDER_TOTAL } from '../modules/common.schemas.ts';
 import { IDEMPOTENCY_HEADER, isCreatingOperation } from '../trpc/idempotency.ts';
 import { linksOf, operationIdOf } from './openapi-links.ts';
 import { restRoutes, type RestRoute } from './rest-routes.ts';
@@ -34,8 +34,9 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   users:
     'Accounts. Registration needs no token; customers read and change only themselves, admins everyone. Passwords are write-only.',
   orders:
-    'Orders and their state machine: draft -> confirmed -> paid -> shipped -> delivered -> completed, or cancelled. Customers see only their own orders; `_links` offers the moves the order allows.',
+    'Orders and their state machine: draft -> confirmed -> paid -> shipped -> delivered -> completed, or cancelled, or refunded. Customers see only their own orders; `_links` offers the moves the order allows.',
   payments: "Paying a confirmed order (the amount must equal its total). Payments are never cached; a retried payment with its `Idempotency-Key` is never charged twice.",
+  refunds: 'Giving a payment back, in part or in full (admins, `payments:write`). A refund that leaves nothing of the payment refunds the order; a retried refund with its `Idempotency-Key` is never paid out twice.',
   fulfillments: 'Shipping a paid order: send it to fulfillment (202), then record the shipment (the order becomes shipped).',
   clients:
     'OAuth 2.0 clients of the authorization server (`/oauth`): register, list and remove them (admins, `clients:manage`). A confidential client\'s secret is shown once.',
@@ -50,7 +51,7 @@ const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'orders:write': 'Create, change, confirm, cancel and delete orders (customers: their own).',
   'fulfillments:write': 'Send paid orders to fulfillment and record shipments.',
   'products:write': 'Create, replace and archive products.',
-  'payments:write': 'Pay confirmed orders.',
+  'payments:write': 'Pay confirmed orders; refund payments (admins and service clients).',
   'users:read': 'Read users (customers: themselves).',
   'users:write': 'Change and delete users (customers: themselves).',
   'clients:manage': 'Register, list and remove OAuth clients (admins).',
@@ -211,6 +212,20 @@ const PROBLEM_EXTENSIONS: Partial<Record<ProblemSlug, ProblemExtension>> = {
       current_status: 'draft',
       requested_status: 'shipped',
       allowed: ['confirmed', 'cancelled'],
+    },
+  },
+  'refund-exceeds-payment': {
+    properties: {
+      amount_refundable: { type: 'integer', minimum: 0, maximum: MAX_ORDER_TOTAL, description: 'What may still be refunded of the payment (minor units; 0 once it is refunded in full).' },
+      errors: fieldErrors(1),
+      errors_total: errorsTotal,
+    },
+    required: ['amount_refundable'],
+    example: {
+      detail: 'The refund of 5000 exceeds what remains of payment 5 (2548 USD).',
+      amount_refundable: 2548,
+      errors: [{ field: 'amount', message: 'must be at most 2548, what remains of the payment' }],
+      errors_total: 1,
     },
   },
   'insufficient-stock': {

@@ -58,6 +58,11 @@ export const Currency = z
   .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD')
   .meta({ description: 'ISO 4217 currency code.', example: 'USD' });
 
+/** A `_links` member: where a client can go next, and how (docs/api.md#order-states). */
+export const Link = z
+  .object({ href: z.string().meta({ description: 'Path of the target, under /api/v1.' }), method: z.enum(['GET', 'POST']) })
+  .meta({ id: 'Link' });
+
 export { MAX_PAGE } from '../lib/cursors.ts';
 import { MAX_PAGE } from '../lib/cursors.ts';
 export const MAX_LIMIT = 100;

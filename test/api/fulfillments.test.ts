@@ -255,7 +255,7 @@ describe('the whole life of an order over REST: draft -> confirmed -> paid -> sh
     expect(payment).toMatchObject({ order_id: draft.id, amount: draft.total, status: 'captured' });
     const { order: paid } = await readOrder(t, draft.id, alice.token);
     expect(paid.status).toBe('paid');
-    expect(links(paid)).toEqual(['fulfillments', 'self', 'send-to-fulfillment']);
+    expect(links(paid)).toEqual(['cancel', 'fulfillments', 'self', 'send-to-fulfillment']);
 
     const sendHref = paid._links['send-to-fulfillment']?.href;
     const requested = await t.request({ method: 'POST', url: String(sendHref), token: warehouse });

@@ -13,7 +13,7 @@ import type { Caller } from '../../server/auth/tokens.ts';
 import type { Db } from '../../server/db/client.ts';
 import { loadConfig } from '../../server/config.ts';
 import { openDatabase } from '../../server/db/client.ts';
-import { idempotencyKeys } from '../../server/db/schema.ts';
+import { idempotencyKeys, payments } from '../../server/db/schema.ts';
 import { restRoutes } from '../../server/http/rest-routes.ts';
 import { API_PREFIX } from '../../server/lib/api-paths.ts';
 import { canonicalJson } from '../../server/lib/etag.ts';
@@ -137,6 +137,16 @@ const operations: Record<string, Operation> = {
         other: { url: api(`/orders/${another.id}/send-to-fulfillment`), body: {} },
         failing: { url: api(`/orders/${order.id + 1_000_000}/send-to-fulfillment`), body: {} },
       };
+    },
+  },
+  'refunds.create': {
+    actors: adminActors,
+    scenario: async (t) => {
+      // Partial refunds of one paid order's payment (a mug, 550): each leaves some of it.
+      const order = await paidOrder(t);
+      const [payment] = await t.db.select({ id: payments.id }).from(payments).where(eq(payments.orderId, order.id));
+      const url = api(`/payments/${payment?.id}/refunds`);
+      return { call: { url, body: { amount: 100 } }, other: { url, body: { amount: 200, reason: 'other' } }, failing: { url, body: { amount: 0 } } };
     },
   },
   'clients.create': {

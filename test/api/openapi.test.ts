@@ -28,8 +28,9 @@ import { createClient, publicClientInput } from '../helpers/clients.ts';
 import { shipmentInput, shipOrder, type FulfillmentBody } from '../helpers/fulfillments.ts';
 import { createOrder as createOrderAs, type OrderBody, type OrderInputBody } from '../helpers/orders.ts';
 import { insertClient, REDIRECT_URI } from '../helpers/oauth.ts';
-import { paymentInput, payOrder } from '../helpers/payments.ts';
+import { paymentInput, payOrder, type PaymentBody } from '../helpers/payments.ts';
 import { createProduct as createProductAs, productInput, type ProductBody } from '../helpers/products.ts';
+import { refund as refundAs } from '../helpers/refunds.ts';
 import { userInput } from '../helpers/users.ts';
 
 type JsonSchema = Record<string, unknown>;
@@ -257,6 +258,13 @@ async function orderIn(status: 'confirmed' | 'paid', customer: TestUser): Promis
   return order;
 }
 
+/** A paid order of a new customer's, with its payment. */
+async function paidPayment(): Promise<{ order: OrderBody; payment: PaymentBody; customer: TestUser }> {
+  const customer = await t.createUser();
+  const order = await orderIn('confirmed', customer);
+  return { order, payment: await payOrder(t, order, customer.token), customer };
+}
+
 /** A paid order of a new customer's, shipped by the admin: it has one shipped fulfillment. */
 async function shippedOrder(): Promise<{ order: OrderBody; fulfillment: FulfillmentBody; customer: TestUser }> {
   const customer = await t.createUser();
@@ -452,6 +460,35 @@ const walks: Record<string, Walk> = {
     },
     failure: async () => ({ status: 401 }),
   },
+  'refunds-create': {
+    success: async () => ({ params: { id: (await paidPayment()).payment.id }, body: { amount: 100, reason: 'other' }, token: t.admin.token }),
+    // More than was paid (docs/api.md#refunds).
+    failure: async () => {
+      const { order, payment } = await paidPayment();
+      return { params: { id: payment.id }, body: { amount: order.total + 1 }, token: t.admin.token, status: 422 };
+    },
+  },
+  'refunds-get': {
+    success: async () => {
+      const { payment, customer } = await paidPayment();
+      const refund = await refundAs(t, payment.id, { amount: 100 }, t.admin.token);
+      return { params: { id: payment.id, refundId: refund.id }, token: customer.token };
+    },
+    // Another customer's payment's refund is 404, never 403 (docs/api.md#visibility).
+    failure: async () => {
+      const { payment } = await paidPayment();
+      const refund = await refundAs(t, payment.id, { amount: 100 }, t.admin.token);
+      return { params: { id: payment.id, refundId: refund.id }, token: (await t.createUser()).token, status: 404 };
+    },
+  },
+  'refunds-list': {
+    success: async () => {
+      const { payment, customer } = await paidPayment();
+      await refundAs(t, payment.id, { amount: 100 }, t.admin.token);
+      return { params: { id: payment.id }, query: { page: 1, limit: 10 }, token: customer.token };
+    },
+    failure: async () => ({ params: { id: (await paidPayment()).payment.id }, token: (await t.createUser()).token, status: 404 }),
+  },
   'fulfillments-request': {
     success: async () => ({ params: { id: (await orderIn('paid', await t.createUser())).id }, token: t.admin.token }),
     // Only a paid order goes to fulfillment (docs/api.md#fulfillments).
@@ -627,9 +664,10 @@ const reach: Record<string, Partial<Record<number, () => Promise<Call>>>> = {
     },
   },
   'orders-cancel': {
+    // A paid order is cancelled (and refunded); a shipped one is not.
     409: async () => {
-      const customer = await t.createUser();
-      return { params: { id: (await orderIn('paid', customer)).id }, token: customer.token };
+      const { order, customer } = await shippedOrder();
+      return { params: { id: order.id }, token: customer.token };
     },
   },
   'orders-delete': {
@@ -643,6 +681,15 @@ const reach: Record<string, Partial<Record<number, () => Promise<Call>>>> = {
     409: async () => {
       const customer = await t.createUser();
       return { body: paymentInput(await createOrder(customer)), token: customer.token };
+    },
+  },
+  'refunds-create': {
+    404: async () => ({ params: { id: UNKNOWN_ID }, body: { amount: 1 }, token: t.admin.token }),
+    // All that remains of a shipped order's payment: only once it is delivered.
+    409: async () => {
+      const { order, payment } = await paidPayment();
+      await shipOrder(t, order.id, t.admin.token);
+      return { params: { id: payment.id }, body: {}, token: t.admin.token };
     },
   },
   'fulfillments-request': {
@@ -1060,10 +1107,11 @@ describe('schemas say what the service does', () => {
     }
   });
 
-  it('closed sets are enums: order statuses (the filter with its aliases and active), payment methods, roles', () => {
+  it('closed sets are enums: order statuses (the filter with its aliases and active), payment methods, refund reasons, roles', () => {
     const schemas = doc.components.schemas ?? {};
-    expect(schemas.OrderStatus?.enum).toEqual(['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled']);
+    expect(schemas.OrderStatus?.enum).toEqual(['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled', 'refunded']);
     expect(schemas.PaymentMethod?.enum).toEqual(['card', 'bank_transfer', 'wallet']);
+    expect(schemas.RefundReason?.enum).toEqual(['requested_by_customer', 'duplicate', 'fraudulent', 'other']);
     expect(schemas.UserRole?.enum).toEqual(['customer', 'admin']);
     const list = operations.find((o) => o.operationId === 'orders-list');
     const status = parametersOf(list as DocumentedOperation).find((p) => p.name === 'status');

@@ -16,7 +16,7 @@ import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { createProduct } from '../helpers/products.ts';
 
 const ORDERS = '/api/v1/orders';
-const STATUSES = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled'] as const;
+const STATUSES = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled', 'refunded'] as const;
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
 const SEED = process.env.FUZZ_SEED === undefined ? 20_260_101 : Number(process.env.FUZZ_SEED);
 const TIME_LIMIT_MS = 90_000;

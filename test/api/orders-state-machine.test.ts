@@ -1,6 +1,6 @@
 /**
  * The order state machine (docs/api.md#order-states), pinned pair by pair: every (from, to) over the
- * seven statuses through an admin PATCH, and the confirm and cancel actions from every status.
+ * eight statuses through an admin PATCH, and the confirm and cancel actions from every status.
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,8 +9,8 @@ import { MERGE_PATCH, orderAction, orderInStatus, ORDERS, readOrder, type OrderB
 import { expectProblem } from '../helpers/problems.ts';
 import { createProduct } from '../helpers/products.ts';
 
-/** The seven statuses of docs/api.md#order-states, listed here so the table below is checked, not echoed. */
-const STATUSES: readonly Status[] = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled'];
+/** The eight statuses of docs/api.md#order-states, listed here so the table below is checked, not echoed. */
+const STATUSES: readonly Status[] = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled', 'refunded'];
 
 /** Moves that a PUT/PATCH status may make (docs/api.md#order-states); the rest go through other doors or nowhere. */
 const WRITE_ALLOWED: Record<Status, Status[]> = {
@@ -21,6 +21,7 @@ const WRITE_ALLOWED: Record<Status, Status[]> = {
   delivered: ['completed'],
   completed: [],
   cancelled: [],
+  refunded: [],
 };
 
 let t: TestApp;
@@ -124,8 +125,8 @@ describe('Status input accepts any case and the upper-case names; output is lowe
 
 /** What each action does from each status: the move it makes, a no-op, or 409. */
 const ACTIONS: Record<'confirm' | 'cancel', Record<Status, 'moves' | 'no-op' | 'refused'>> = {
-  confirm: { draft: 'moves', confirmed: 'no-op', paid: 'refused', shipped: 'refused', delivered: 'refused', completed: 'refused', cancelled: 'refused' },
-  cancel: { draft: 'moves', confirmed: 'moves', paid: 'refused', shipped: 'refused', delivered: 'refused', completed: 'refused', cancelled: 'no-op' },
+  confirm: { draft: 'moves', confirmed: 'no-op', paid: 'refused', shipped: 'refused', delivered: 'refused', completed: 'refused', cancelled: 'refused', refunded: 'refused' },
+  cancel: { draft: 'moves', confirmed: 'moves', paid: 'moves', shipped: 'refused', delivered: 'refused', completed: 'refused', cancelled: 'no-op', refunded: 'refused' },
 };
 const TARGET = { confirm: 'confirmed', cancel: 'cancelled' } as const;
 
@@ -155,11 +156,12 @@ describe('The confirm and cancel actions from every status', () => {
   const LINKS: Record<Status, Record<string, string>> = {
     draft: { confirm: 'POST {self}/confirm', cancel: 'POST {self}/cancel' },
     confirmed: { cancel: 'POST {self}/cancel', pay: 'POST /api/v1/payments' },
-    paid: { 'send-to-fulfillment': 'POST {self}/send-to-fulfillment', fulfillments: 'GET {self}/fulfillments' },
+    paid: { cancel: 'POST {self}/cancel', 'send-to-fulfillment': 'POST {self}/send-to-fulfillment', fulfillments: 'GET {self}/fulfillments' },
     shipped: { fulfillments: 'GET {self}/fulfillments' },
     delivered: { fulfillments: 'GET {self}/fulfillments' },
     completed: { fulfillments: 'GET {self}/fulfillments' },
     cancelled: {},
+    refunded: {},
   };
 
   it.each(STATUSES.map((status) => [status] as const))('an order in %s links exactly the actions it allows', async (status) => {

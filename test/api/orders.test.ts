@@ -296,7 +296,7 @@ describe('GET /orders lists orders newest first, paged, filtered by status', () 
 
   beforeAll(async () => {
     carol = await t.createUser('customer');
-    for (const status of ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled'] as const) {
+    for (const status of ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled', 'refunded'] as const) {
       byStatus.set(status, await makeOrder(status, { owner: carol }));
     }
   });
@@ -335,6 +335,7 @@ describe('GET /orders lists orders newest first, paged, filtered by status', () 
     ['delivered', 'delivered'],
     ['completed', 'completed'],
     ['CANCELLED', 'cancelled'],
+    ['REFUNDED', 'refunded'],
   ] as const)('status=%s lists the %s orders', async (query, status) => {
     const res = await list(`?status=${query}`, carol.token);
     expect(ids(res)).toEqual([idOf(status)]);

@@ -54,16 +54,25 @@ describe('POST /payments captures a payment and the order becomes paid (docs/api
     expect(res.headers['cache-control']).toBe('no-store');
     const payment = res.json<PaymentBody>();
     expect(res.headers.location).toBe(`${PAYMENTS}/${payment.id}`);
+    const self = `${PAYMENTS}/${payment.id}`;
     expect(payment).toEqual({
       id: expect.any(Number),
       order_id: order.id,
       amount: order.total,
+      amount_refunded: 0,
       currency: 'USD',
       method: 'wallet',
       status: 'captured',
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      updated_at: payment.created_at,
+      _links: {
+        self: { href: self, method: 'GET' },
+        order: { href: `/api/v1/orders/${order.id}`, method: 'GET' },
+        refunds: { href: `${self}/refunds`, method: 'GET' },
+        refund: { href: `${self}/refunds`, method: 'POST' },
+      },
     });
-    expect(Object.keys(payment)).toEqual(['id', 'order_id', 'amount', 'currency', 'method', 'status', 'created_at']);
+    expect(Object.keys(payment)).toEqual(['id', 'order_id', 'amount', 'amount_refunded', 'currency', 'method', 'status', 'created_at', 'updated_at', '_links']);
 
     const { order: paid } = await readOrder(t, order.id, scene.alice.token);
     expect(paid.status).toBe('paid');
@@ -242,7 +251,7 @@ describe('GET /payments/{id}: customers read their own, never cached', () => {
     payment = await payOrder(t, order, scene.alice.token);
   });
 
-  it('the owner reads it: 200, no-store, an ETag, Last-Modified from created_at (a payment never changes)', async () => {
+  it('the owner reads it: 200, no-store, an ETag, Last-Modified from updated_at (its creation until a refund)', async () => {
     const res = await t.request({ method: 'GET', url: `${PAYMENTS}/${payment.id}`, token: scene.alice.token });
     expect(res.statusCode).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');

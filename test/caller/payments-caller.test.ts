@@ -51,7 +51,7 @@ describe('the whole life of an order through createCaller: draft -> confirmed ->
     expect((await alice.caller.payments.list({ order_id: confirmed.id })).data).toEqual([payment]);
     const paid = await alice.caller.orders.get({ id: confirmed.id });
     expect(paid.status).toBe('paid');
-    expect(Object.keys(paid._links).sort()).toEqual(['fulfillments', 'self', 'send-to-fulfillment']);
+    expect(Object.keys(paid._links).sort()).toEqual(['cancel', 'fulfillments', 'self', 'send-to-fulfillment']);
 
     const requested = await warehouse.fulfillments.request({ id: confirmed.id });
     expect(requested).toMatchObject({ order_id: confirmed.id, status: 'requested', carrier: null });
@@ -130,5 +130,37 @@ describe('fulfillments: admins and services with fulfillments:write act; custome
     const order = await confirmedOrder();
     await expectDomainError(admin.fulfillments.request({ id: order.id }), 'CONFLICT', 'invalid-state-transition');
     await expectDomainError(bob.caller.fulfillments.list({ id: order.id }), 'NOT_FOUND', 'not-found');
+  });
+});
+
+describe('refunds through createCaller (docs/api.md#refunds)', () => {
+  it('a partial then a full refund: amount_refunded follows, the order becomes refunded; the owner lists them', async () => {
+    const order = await confirmedOrder();
+    const payment = await alice.caller.payments.create({ order_id: order.id, amount: order.total, method: 'card' });
+    const cashier = harness.caller({ role: 'service', scopes: ['payments:write'] });
+    const part = await cashier.refunds.create({ id: payment.id, amount: 1000, reason: 'duplicate' });
+    expect(part).toMatchObject({ payment_id: payment.id, amount: 1000, currency: 'USD', reason: 'duplicate' });
+    expect((await alice.caller.payments.get({ id: payment.id })).amount_refunded).toBe(1000);
+    const rest = await admin.refunds.create({ id: payment.id });
+    expect(rest.amount).toBe(order.total - 1000);
+    expect((await alice.caller.orders.get({ id: order.id })).status).toBe('refunded');
+    expect((await alice.caller.refunds.list({ id: payment.id })).data).toEqual([rest, part]);
+    expect(await alice.caller.refunds.get({ id: payment.id, refundId: part.id })).toEqual(part);
+  });
+
+  it('more than remains is UNPROCESSABLE_CONTENT refund-exceeds-payment; a customer refunding is FORBIDDEN; bob reading is NOT_FOUND', async () => {
+    const order = await confirmedOrder();
+    const payment = await alice.caller.payments.create({ order_id: order.id, amount: order.total, method: 'card' });
+    await expectDomainError(admin.refunds.create({ id: payment.id, amount: order.total + 1 }), 'UNPROCESSABLE_CONTENT', 'refund-exceeds-payment');
+    await expectDomainError(alice.caller.refunds.create({ id: payment.id, amount: 1 }), 'FORBIDDEN', 'forbidden');
+    await expectDomainError(bob.caller.refunds.list({ id: payment.id }), 'NOT_FOUND', 'not-found');
+    expect((await alice.caller.payments.get({ id: payment.id })).amount_refunded).toBe(0);
+  });
+
+  it('the owner cancels a paid order: cancelled, refunded in full', async () => {
+    const order = await confirmedOrder();
+    const payment = await alice.caller.payments.create({ order_id: order.id, amount: order.total, method: 'card' });
+    expect((await alice.caller.orders.cancel({ id: order.id })).status).toBe('cancelled');
+    expect((await alice.caller.payments.get({ id: payment.id })).amount_refunded).toBe(order.total);
   });
 });

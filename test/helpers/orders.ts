@@ -7,7 +7,7 @@ import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { z } from 'zod';
-import { orders, payments, products } from '../../server/db/schema.ts';
+import { orders, payments, products, refunds } from '../../server/db/schema.ts';
 import type { OrderStatus } from '../../server/modules/orders/orders.rules.ts';
 import type { Order, OrderCreate, OrderItemInput, OrderList } from '../../server/modules/orders/orders.schemas.ts';
 import type { TestApp, TestUser } from './app.ts';
@@ -77,13 +77,22 @@ const PAID_AND_LATER: readonly OrderStatus[] = ['paid', 'shipped', 'delivered', 
 
 /**
  * Moves `owner`'s draft on to `status` the way the service allows it: confirmed and cancelled by
- * the actions, paid by a payment row (payments are not served yet), the later states by direct
- * writes. Returns the order as read afterwards.
+ * the actions, paid by a payment row (payments are not served yet), the later states (refunded
+ * included, with its refund row) by direct writes. Returns the order as read afterwards.
  */
 export async function advanceOrder(t: TestApp, draft: OrderBody, status: OrderStatus, owner: TestUser): Promise<OrderBody> {
   if (status === 'draft') return draft;
   if (status === 'cancelled') expect((await orderAction(t, draft.id, 'cancel', owner.token)).statusCode).toBe(200);
-  else {
+  else if (status === 'refunded') {
+    // Paid, then refunded in full: the payment and its one refund as the refund would write them.
+    expect((await orderAction(t, draft.id, 'confirm', owner.token)).statusCode).toBe(200);
+    const [payment] = await t.db
+      .insert(payments)
+      .values({ orderId: draft.id, amount: draft.total, amountRefunded: draft.total, currency: 'USD', method: 'card' })
+      .returning({ id: payments.id });
+    if (draft.total > 0 && payment) await t.db.insert(refunds).values({ paymentId: payment.id, amount: draft.total, currency: 'USD' });
+    await forceStatus(t, draft.id, 'refunded');
+  } else {
     expect((await orderAction(t, draft.id, 'confirm', owner.token)).statusCode).toBe(200);
     if (PAID_AND_LATER.includes(status)) {
       await t.db.insert(payments).values({ orderId: draft.id, amount: draft.total, currency: 'USD', method: 'card' });

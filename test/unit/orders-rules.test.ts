@@ -17,7 +17,7 @@ import {
   type OrderStatus,
 } from '../../server/modules/orders/orders.rules.ts';
 
-const CHANNELS: readonly Channel[] = ['write', 'confirm', 'cancel', 'payment', 'fulfillment'];
+const CHANNELS: readonly Channel[] = ['write', 'confirm', 'cancel', 'payment', 'fulfillment', 'refund'];
 
 /** docs/api.md#order-states, written out again by hand so the table in the code is checked, not echoed. */
 const CONTRACT_MOVES: readonly { from: OrderStatus; to: OrderStatus; via: readonly Channel[]; adminOnly: boolean }[] = [
@@ -28,6 +28,10 @@ const CONTRACT_MOVES: readonly { from: OrderStatus; to: OrderStatus; via: readon
   { from: 'paid', to: 'shipped', via: ['fulfillment'], adminOnly: false },
   { from: 'shipped', to: 'delivered', via: ['write'], adminOnly: true },
   { from: 'delivered', to: 'completed', via: ['write'], adminOnly: true },
+  { from: 'paid', to: 'cancelled', via: ['cancel'], adminOnly: false },
+  { from: 'paid', to: 'refunded', via: ['refund'], adminOnly: false },
+  { from: 'delivered', to: 'refunded', via: ['refund'], adminOnly: false },
+  { from: 'completed', to: 'refunded', via: ['refund'], adminOnly: false },
 ];
 
 const contractMove = (from: OrderStatus, to: OrderStatus, via: Channel) =>
@@ -36,8 +40,8 @@ const contractMove = (from: OrderStatus, to: OrderStatus, via: Channel) =>
 const triples = ORDER_STATUSES.flatMap((from) => ORDER_STATUSES.flatMap((to) => CHANNELS.map((via) => [from, to, via] as const)));
 
 describe('the state table holds exactly the moves of docs/api.md#order-states', () => {
-  it('the seven statuses, in their canonical lower case', () => {
-    expect([...ORDER_STATUSES]).toEqual(['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled']);
+  it('the eight statuses, in their canonical lower case', () => {
+    expect([...ORDER_STATUSES]).toEqual(['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled', 'refunded']);
   });
 
   it.each(triples.filter(([from, to, via]) => contractMove(from, to, via)))('%s -> %s via %s is allowed', (from, to, via) => {
@@ -59,10 +63,23 @@ describe('the state table holds exactly the moves of docs/api.md#order-states', 
     expect([...new Set(adminOnly)]).toEqual(['shipped->delivered', 'delivered->completed']);
   });
 
-  it('completed and cancelled are final: nothing leaves them by any channel', () => {
-    for (const from of ['completed', 'cancelled'] as const) {
+  it('cancelled and refunded are final: nothing leaves them by any channel', () => {
+    for (const from of ['cancelled', 'refunded'] as const) {
       for (const via of CHANNELS) expect(allowedNext(from, via)).toEqual([]);
     }
+  });
+
+  it('completed leaves only by a refund (a return)', () => {
+    for (const via of CHANNELS) expect(allowedNext('completed', via)).toEqual(via === 'refund' ? ['refunded'] : []);
+  });
+
+  it('a paid order is cancelled only by the cancel action: money moves only by an explicit action', () => {
+    expect(findTransition('paid', 'cancelled', 'cancel')).toBeDefined();
+    expect(findTransition('paid', 'cancelled', 'write')).toBeUndefined();
+  });
+
+  it('a shipped order cannot be refunded in full until delivered', () => {
+    expect(findTransition('shipped', 'refunded', 'refund')).toBeUndefined();
   });
 });
 
@@ -86,8 +103,8 @@ describe('what each status lets change', () => {
     expect(ORDER_STATUSES.filter(addressEditable)).toEqual(['draft', 'confirmed', 'paid']);
   });
 
-  it('stock is held only while confirmed: confirm reserves it, cancel releases it', () => {
-    expect(ORDER_STATUSES.filter(holdsStock)).toEqual(['confirmed']);
+  it('stock is held from confirm until shipping: confirm reserves it, cancel and refund release it', () => {
+    expect(ORDER_STATUSES.filter(holdsStock)).toEqual(['confirmed', 'paid']);
   });
 
   it('the `active` listing filter is confirmed, paid, shipped and delivered', () => {

@@ -87,7 +87,7 @@ export const ordersRouter = router({
 
   cancel: writer
     .meta({
-      openapi: { method: 'POST', path: '/orders/{id}/cancel', tags, summary: 'Cancel a draft or confirmed order (releases stock)', description: 'Cancels a draft or confirmed order and releases its reserved stock. From any other status it is 409 `invalid-state-transition`.' },
+      openapi: { method: 'POST', path: '/orders/{id}/cancel', tags, summary: 'Cancel a draft, confirmed or paid order (releases stock; refunds a paid one)', description: 'Cancels a draft, confirmed or paid order and releases its reserved stock; a paid order is refunded in full in the same transaction. From any other status (shipped on) it is 409 `invalid-state-transition`.' },
       rest: { kind: 'item', problems: [...writeProblems] },
     })
     .input(IdParam)

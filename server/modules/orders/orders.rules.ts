@@ -1,13 +1,13 @@
 /**
  * The order state machine (docs/api.md#order-states) as one table. Every way of changing a status
- * (PUT/PATCH, the confirm and cancel actions, payments, fulfillments) asks this table.
+ * (PUT/PATCH, the confirm and cancel actions, payments, refunds, fulfillments) asks this table.
  */
 import { ORDER_STATUSES, type OrderStatus } from '../../db/schema.ts';
 
 export { ORDER_STATUSES, type OrderStatus };
 
 /** How a move is requested. */
-export type Channel = 'write' | 'confirm' | 'cancel' | 'payment' | 'fulfillment';
+export type Channel = 'write' | 'confirm' | 'cancel' | 'payment' | 'fulfillment' | 'refund';
 
 interface Transition {
   from: OrderStatus;
@@ -24,6 +24,12 @@ export const TRANSITIONS: readonly Transition[] = [
   { from: 'paid', to: 'shipped', via: ['fulfillment'] },
   { from: 'shipped', to: 'delivered', via: ['write'], adminOnly: true },
   { from: 'delivered', to: 'completed', via: ['write'], adminOnly: true },
+  // Money moves only by an explicit action: cancelling a paid order refunds it in full, and a
+  // refund that leaves nothing of the payment refunds the order (docs/api.md#refunds).
+  { from: 'paid', to: 'cancelled', via: ['cancel'] },
+  { from: 'paid', to: 'refunded', via: ['refund'] },
+  { from: 'delivered', to: 'refunded', via: ['refund'] },
+  { from: 'completed', to: 'refunded', via: ['refund'] },
 ];
 
 export function findTransition(from: OrderStatus, to: OrderStatus, via: Channel): Transition | undefined {
@@ -51,12 +57,18 @@ export const isPaid = (status: OrderStatus): boolean => PAID_OR_LATER.includes(s
 /** From payment on, an order can have fulfillments (its `fulfillments` link). */
 export const mayHaveFulfillments = isPaid;
 
+/**
+ * A payment of an order in these statuses may be refunded in part (docs/api.md#refunds); in full
+ * only where the table lets a refund make the order refunded (not while shipped).
+ */
+export const acceptsRefund = isPaid;
+
 /** Items, customer and currency change only in draft; the address until the order ships. */
 export const itemsEditable = (status: OrderStatus): boolean => status === 'draft';
 export const addressEditable = (status: OrderStatus): boolean => status === 'draft' || status === 'confirmed' || status === 'paid';
 
-/** Statuses in which the order holds reserved stock. */
-export const holdsStock = (status: OrderStatus): boolean => status === 'confirmed';
+/** Statuses in which the order holds reserved stock: from confirm until it ships. */
+export const holdsStock = (status: OrderStatus): boolean => status === 'confirmed' || status === 'paid';
 
 /** The `active` listing filter (beside the column, which its partial indexes need). */
 export { ACTIVE_STATUSES } from '../../db/schema.ts';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   Currency,
   Id,
+  Link,
   listOf,
   MAX_LINE_TOTAL,
   MAX_LINES,
@@ -75,16 +76,12 @@ const CreateStatusInput = statusInput(
   { description: 'Only draft (the default; any case, or CREATED) is accepted.', example: 'draft' },
 );
 
-const Link = z
-  .object({ href: z.string().meta({ description: 'Path of the target, under /api/v1.' }), method: z.enum(['GET', 'POST']) })
-  .meta({ id: 'Link' });
-
 /** Each link is offered exactly when its move is allowed (the state table decides). */
 const OrderLinks = z
   .object({
     self: Link,
     confirm: Link.optional().meta({ description: 'While draft.' }),
-    cancel: Link.optional().meta({ description: 'While draft or confirmed.' }),
+    cancel: Link.optional().meta({ description: 'While draft, confirmed or paid (cancelling a paid order refunds it in full).' }),
     pay: Link.optional().meta({ description: 'POST /api/v1/payments with the order id in the body, while confirmed.' }),
     'send-to-fulfillment': Link.optional().meta({ description: 'While paid.' }),
     fulfillments: Link.optional().meta({ description: 'From paid on.' }),

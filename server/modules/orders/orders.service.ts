@@ -17,6 +17,7 @@ import type { Preconditions } from '../../trpc/context.ts';
 import type { Page } from '../common.schemas.ts';
 import { keyPlaceholders, keysetCondition, keysetOrder, keyValues, pageOf, readPageRequest, limitOffset, type CursorCodec, type PageRequest, type SortTerm } from '../paging.ts';
 import { releaseStock, reserveStock } from '../products/products.stock.ts';
+import { refundRemaining } from '../refunds/refunds.ledger.ts';
 import { orderEvents } from './orders.events.ts';
 import { parseOrderDocument, patcherFor } from './orders.patch.ts';
 import { toOrder, type ItemRow, type LoadedOrder } from './orders.representation.ts';
@@ -270,7 +271,13 @@ async function saveOrder(tx: Db, order: LoadedOrder): Promise<void> {
  */
 export function invalidTransition(from: OrderStatus, to: OrderStatus, via: Channel, detail?: string): DomainError {
   const how =
-    to === 'paid' ? ' An order becomes paid only through POST /payments.' : to === 'shipped' ? ' An order ships only through POST /orders/{id}/fulfillments.' : '';
+    to === 'paid'
+      ? ' An order becomes paid only through POST /payments.'
+      : to === 'shipped'
+        ? ' An order ships only through POST /orders/{id}/fulfillments.'
+        : to === 'refunded'
+          ? ' An order becomes refunded only through refunds of its payment (POST /payments/{id}/refunds).'
+          : '';
   return new DomainError('invalid-state-transition', detail ?? `An order cannot move from ${from} to ${to} this way.${how}`, {
     extensions: { current_status: from, requested_status: to, allowed: allowedNext(from, via) },
   });
@@ -279,7 +286,7 @@ export function invalidTransition(from: OrderStatus, to: OrderStatus, via: Chann
 /**
  * Moves a locked order (from `lockOrder`) to `to` through `via`, inside the caller's transaction:
  * checks the state table and `caller`'s right to the move, runs its effects (confirm reserves
- * stock, cancel releases it), and writes the new status. Throws, leaving the rollback to the
+ * stock, cancel and refund release it, cancelling a paid order refunds it), and writes the new status. Throws, leaving the rollback to the
  * transaction, when any of it fails. `order` is updated to the stored row.
  */
 export async function transition(tx: Db, order: LoadedOrder, to: OrderStatus, via: Channel, caller: Caller): Promise<void> {
@@ -297,7 +304,9 @@ export async function transition(tx: Db, order: LoadedOrder, to: OrderStatus, vi
     }
     await reserveStock(tx, order.items);
   }
-  if (to === 'cancelled' && holdsStock(from)) await releaseStock(tx, order.items);
+  // Cancelling a paid order gives its money back in the same transaction (docs/api.md#refunds).
+  if (to === 'cancelled' && from === 'paid') await refundRemaining(tx, order.row.id);
+  if ((to === 'cancelled' || to === 'refunded') && holdsStock(from)) await releaseStock(tx, order.items);
   order.row.status = to;
   await saveOrder(tx, order);
   // Every move's event, whoever asked for it (PUT, an action, a payment, a shipment). No move
@@ -374,7 +383,7 @@ const listOrder: SortTerm<ListRow>[] = [
  * One statement per shape: everyone's or a customer's orders; by no status, `active`, or one
  * status; from a page number or at a cursor's key. Each shape has its index (server/db/schema.ts),
  * so a page costs the same at any depth by cursor. The status is written into the statement, not
- * bound (a closed set of seven): a prepared statement's generic plan, planned for any status,
+ * bound (a closed set of eight): a prepared statement's generic plan, planned for any status,
  * walked every order in time order filtering the status (test/db/list-plans.test.ts), which for a
  * rare status reads the whole table.
  */

@@ -11,7 +11,7 @@ const reader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'o
 const tags = ['payments'];
 
 // Payments are never cached (docs/api.md#caching): reads say no-store; writes always do.
-// A payment never changes: its Last-Modified is its created_at.
+// A payment changes only by its refunds, which set its updated_at (its Last-Modified).
 export const paymentsRouter = router({
   create: payer
     .meta({
@@ -25,6 +25,7 @@ export const paymentsRouter = router({
           { to: 'orders.get', parameters: { id: 'order_id' }, description: 'Read the order, now paid.' },
           { to: 'fulfillments.request', parameters: { id: 'order_id' }, description: 'Send the paid order to fulfillment.' },
           { to: 'fulfillments.create', parameters: { id: 'order_id' }, description: 'Ship the paid order.' },
+          { to: 'refunds.create', parameters: { id: 'id' }, description: 'Refund the payment, in part or in full (admins and service clients).' },
         ],
       },
     })

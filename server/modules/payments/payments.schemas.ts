@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PAYMENT_METHODS } from '../../db/schema.ts';
-import { Currency, Id, listOf, MAX_ORDER_TOTAL, PageQuery, pageExample, requestExample, responseExample, Timestamp } from '../common.schemas.ts';
+import { Currency, Id, Link, listOf, MAX_ORDER_TOTAL, PageQuery, pageExample, requestExample, responseExample, Timestamp } from '../common.schemas.ts';
 
 export const PaymentMethod = z.enum(PAYMENT_METHODS).meta({ id: 'PaymentMethod', description: 'card, bank_transfer or wallet.' });
 
@@ -15,15 +15,28 @@ export const PaymentInput = z
   .meta({ id: 'PaymentInput' });
 export type PaymentInput = z.infer<typeof PaymentInput>;
 
+/** Each link is offered exactly when its step is allowed (docs/api.md#refunds). */
+const PaymentLinks = z
+  .object({
+    self: Link,
+    order: Link.meta({ description: 'The order paid.' }),
+    refunds: Link.meta({ description: "The payment's refunds (GET)." }),
+    refund: Link.optional().meta({ description: 'POST a refund: while something remains of the payment and its order is paid, shipped, delivered or completed (admins and service clients).' }),
+  })
+  .meta({ id: 'PaymentLinks' });
+
 export const Payment = z
   .object({
     id: Id,
     order_id: Id,
     amount: z.int().min(0).max(MAX_ORDER_TOTAL).meta({ description: 'Minor units (0 for a free order).' }),
+    amount_refunded: z.int().min(0).max(MAX_ORDER_TOTAL).meta({ description: 'The sum of its refunds, minor units: 0 to `amount`.' }),
     currency: Currency,
     method: PaymentMethod,
-    status: z.literal('captured').meta({ description: 'Payments are captured at once.' }),
+    status: z.literal('captured').meta({ description: 'Payments are captured at once; refunds leave it captured and raise `amount_refunded`.' }),
     created_at: Timestamp,
+    updated_at: Timestamp.meta({ description: 'Its last refund; its creation until then.' }),
+    _links: PaymentLinks,
   })
   .meta({ id: 'Payment' });
 export type Payment = z.infer<typeof Payment>;
@@ -40,7 +53,23 @@ export type PaymentListQuery = z.infer<typeof PaymentListQuery>;
 export const PaymentList = listOf(Payment).meta({ id: 'PaymentList' });
 
 // Examples for the OpenAPI document (validated against the schemas by test/api/openapi.test.ts).
-const payment: Payment = { id: 5, order_id: 17, amount: 4548, currency: 'USD', method: 'card', status: 'captured', created_at: '2026-01-31T12:10:00.000Z' };
+const payment: Payment = {
+  id: 5,
+  order_id: 17,
+  amount: 4548,
+  amount_refunded: 0,
+  currency: 'USD',
+  method: 'card',
+  status: 'captured',
+  created_at: '2026-01-31T12:10:00.000Z',
+  updated_at: '2026-01-31T12:10:00.000Z',
+  _links: {
+    self: { href: '/api/v1/payments/5', method: 'GET' },
+    order: { href: '/api/v1/orders/17', method: 'GET' },
+    refunds: { href: '/api/v1/payments/5/refunds', method: 'GET' },
+    refund: { href: '/api/v1/payments/5/refunds', method: 'POST' },
+  },
+};
 requestExample(PaymentInput, { order_id: 17, amount: 4548, method: 'card' });
 responseExample(Payment, payment);
 responseExample(PaymentList, pageExample([payment]));

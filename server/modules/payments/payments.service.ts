@@ -12,11 +12,12 @@ import { statement } from '../../db/statements.ts';
 import { orders, payments } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../errors/db-errors.ts';
+import { API_PREFIX } from '../../lib/api-paths.ts';
 import type { Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import { orderTotal } from '../orders/orders.representation.ts';
 import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
-import { awaitsPayment, isPaid, type OrderStatus } from '../orders/orders.rules.ts';
+import { acceptsRefund, awaitsPayment, isPaid, type OrderStatus } from '../orders/orders.rules.ts';
 import { paymentEvents } from './payments.events.ts';
 import type { Payment, PaymentInput, PaymentListQuery } from './payments.schemas.ts';
 
@@ -29,23 +30,46 @@ const paymentColumns = {
   id: payments.id,
   orderId: payments.orderId,
   amount: payments.amount,
+  amountRefunded: payments.amountRefunded,
   currency: payments.currency,
   method: payments.method,
   status: payments.status,
   createdAt: payments.createdAt,
+  updatedAt: payments.updatedAt,
 };
+
+/** A payment row with its order's status, which decides the links (reads join the order anyway). */
+const paymentWithOrderColumns = { ...paymentColumns, orderStatus: orders.status };
 
 type PaymentRow = Pick<typeof payments.$inferSelect, keyof typeof paymentColumns>;
 
-const toPayment = (row: PaymentRow): Payment => ({
-  id: row.id,
-  order_id: row.orderId,
-  amount: row.amount,
-  currency: row.currency,
-  method: row.method,
-  status: row.status,
-  created_at: row.createdAt.toISOString(),
-});
+/**
+ * The payment as the API answers it, links under the API's base path: `refund` while something
+ * remains and the order's status takes a refund (docs/api.md#refunds).
+ */
+function toPayment(row: PaymentRow, orderStatus: OrderStatus): Payment {
+  const self = `${API_PREFIX}/payments/${row.id}`;
+  const links: Payment['_links'] = {
+    self: { href: self, method: 'GET' },
+    order: { href: `${API_PREFIX}/orders/${row.orderId}`, method: 'GET' },
+    refunds: { href: `${self}/refunds`, method: 'GET' },
+  };
+  if (row.amountRefunded < row.amount && acceptsRefund(orderStatus)) links.refund = { href: `${self}/refunds`, method: 'POST' };
+  return {
+    id: row.id,
+    order_id: row.orderId,
+    amount: row.amount,
+    amount_refunded: row.amountRefunded,
+    currency: row.currency,
+    method: row.method,
+    status: row.status,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    _links: links,
+  };
+}
+
+const fromRow = ({ orderStatus, ...row }: PaymentRow & { orderStatus: OrderStatus }): Payment => toPayment(row, orderStatus);
 
 const notFound = (id: number) => new DomainError('not-found', `Payment ${id} does not exist.`);
 
@@ -91,10 +115,10 @@ export async function createPayment({ db, caller, input }: Access & { input: Pay
       }
       const [row] = await insertPayment(tx, { orderId: order.row.id, amount: input.amount, currency: order.row.currency, method: input.method });
       if (!row) throw new Error('payment insert returned no row');
-      const payment = toPayment(row);
-      await paymentEvents.record(tx, { type: 'payment.created', object: payment });
+      // The event's object carries no `_links`, so the order's status before the move does not show in it.
+      await paymentEvents.record(tx, { type: 'payment.created', object: toPayment(row, order.row.status) });
       await transition(tx, order, 'paid', 'payment', caller);
-      return payment;
+      return toPayment(row, order.row.status);
     });
   } catch (error) {
     // Only reachable by a writer that did not take the order's lock; the order is paid then.
@@ -111,12 +135,12 @@ function visibleTo(caller: Caller): SQL | undefined {
 
 export async function getPayment({ db, caller, id }: Access & { id: number }): Promise<Payment> {
   const [row] = await db
-    .select(paymentColumns)
+    .select(paymentWithOrderColumns)
     .from(payments)
     .innerJoin(orders, eq(orders.id, payments.orderId))
     .where(and(eq(payments.id, id), visibleTo(caller)));
   if (!row) throw notFound(id);
-  return toPayment(row);
+  return fromRow(row);
 }
 
 /** Newest first, like the other lists; `order_id` narrows to one order's payments. */
@@ -130,7 +154,7 @@ export async function listPayments({ db, caller, query, cursors }: Access & { qu
   const request = readPageRequest(cursors, binding, paymentOrder, query);
   const { limit, offset } = limitOffset(request);
   const rows = await db
-    .select(paymentColumns)
+    .select(paymentWithOrderColumns)
     .from(payments)
     .innerJoin(orders, eq(orders.id, payments.orderId))
     .where(
@@ -143,5 +167,5 @@ export async function listPayments({ db, caller, query, cursors }: Access & { qu
     .orderBy(...keysetOrder(paymentOrder, request.direction))
     .limit(limit)
     .offset(offset);
-  return pageOf({ codec: cursors, binding, terms: paymentOrder, request }, rows, toPayment);
+  return pageOf({ codec: cursors, binding, terms: paymentOrder, request }, rows, fromRow);
 }
