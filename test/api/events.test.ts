@@ -7,6 +7,7 @@
 import { count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../server/db/schema.ts';
+import { eventTypes } from '../../server/events/catalogue.ts';
 import { purgeOldEvents } from '../../server/modules/events/events.service.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { EVENTS, orderEventsOf, readAllEvents, readEvents, timelineOf, withoutLinks, type EventBody } from '../helpers/events.ts';
@@ -80,7 +81,7 @@ describe('a purchase writes its events in order, each with the resource as its G
   it('data.object is the GET answer without _links; the last order event is the order as it is now', async () => {
     const last = timeline.at(-1);
     expect(last?.data.object).toEqual(withoutLinks(order));
-    expect(timeline.find((e) => e.type === 'payment.created')?.data.object).toEqual(payment);
+    expect(timeline.find((e) => e.type === 'payment.created')?.data.object).toEqual(withoutLinks(payment));
     const res = await t.request({ method: 'GET', url: `${PAYMENTS}/${payment.id}`, token: scene.alice.token });
     expect(res.json()).toEqual(payment);
     expect(JSON.stringify(last?.data.object)).toBe(JSON.stringify(withoutLinks(order)));
@@ -250,7 +251,8 @@ describe('GET /events: newest first, filtered by type and order, paged by cursor
     expectProblem(await t.request({ method: 'GET', url: `${EVENTS}?cursor=not-a-cursor`, token: t.admin.token }), 400, 'malformed-request', { fields: ['cursor'] });
     expectProblem(await t.request({ method: 'GET', url: `${EVENTS}?type=payment.*&cursor=${cursor}`, token: t.admin.token }), 400, 'malformed-request', { fields: ['cursor'] });
     // The same filter spelled another way is the same list.
-    const spelled = ['order.cancelled', 'order.completed', 'order.confirmed', 'order.created', 'order.deleted', 'order.delivered', 'order.paid', 'order.shipped', 'order.updated'];
+    const spelled = [...eventTypes().keys()].filter((type) => type.startsWith('order.'));
+    expect(spelled).toContain('order.paid');
     const res = await t.request({ method: 'GET', url: `${EVENTS}?type=${spelled.join(',')}&limit=1&cursor=${cursor}`, token: t.admin.token });
     expect(res.statusCode, res.body).toBe(200);
   });

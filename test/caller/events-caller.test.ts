@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestHarness, type TestCaller, type TestHarness } from '../../server/testing.ts';
 import { createTestDatabase, onPostgres } from '../helpers/db.ts';
+import { withoutLinks } from '../helpers/events.ts';
 import { expectDomainError } from '../helpers/problems.ts';
 import { productInput } from '../helpers/products.ts';
 
@@ -31,10 +32,34 @@ describe('the events of an order through createCaller', () => {
     const payment = await alice.payments.create({ order_id: draft.id, amount: 1000, method: 'card' });
     const timeline = await alice.events.listForOrder({ id: draft.id, limit: 10 });
     expect(timeline.data.map((e) => e.type)).toEqual(['order.paid', 'payment.created', 'order.confirmed', 'order.created']);
-    expect(timeline.data[1]?.data.object).toEqual(payment);
+    expect(timeline.data[1]?.data.object).toEqual(withoutLinks(payment));
     const listed = await admin.events.list({ order_id: draft.id, type: 'payment.*' });
     expect(listed.data.map((e) => e.id)).toEqual([timeline.data[1]?.id]);
     expect(await admin.events.get({ id: timeline.data[0]?.id ?? '' })).toEqual(timeline.data[0]);
+  });
+
+  it('refunds: a partial one is payment.refunded with the old amount_refunded; the rest of a paid order moves it to refunded; a cancelled paid order refunds too', async () => {
+    const product = await admin.products.create(productInput({ price: 500, stock: 10 }));
+    const paidOrder = async () => {
+      const draft = await alice.orders.create({ items: [{ product_id: product.id, quantity: 2 }], address: '1 Caller Ct' });
+      await alice.orders.confirm({ id: draft.id });
+      return { order: draft, payment: await alice.payments.create({ order_id: draft.id, amount: 1000, method: 'card' }) };
+    };
+    const { order, payment } = await paidOrder();
+    await admin.refunds.create({ id: payment.id, amount: 300 });
+    await admin.refunds.create({ id: payment.id });
+    const timeline = (await alice.events.listForOrder({ id: order.id, limit: 10 })).data;
+    expect(timeline.map((e) => e.type)).toEqual(['order.refunded', 'payment.refunded', 'payment.refunded', 'order.paid', 'payment.created', 'order.confirmed', 'order.created']);
+    const [, full, partial] = timeline;
+    expect(partial?.data.object).toMatchObject({ id: payment.id, amount_refunded: 300 });
+    expect(partial?.data.previous_attributes).toEqual({ amount_refunded: 0, updated_at: payment.updated_at });
+    expect(full?.data.object).toEqual(withoutLinks(await alice.payments.get({ id: payment.id })));
+    expect(full?.data.previous_attributes).toMatchObject({ amount_refunded: 300 });
+
+    const cancelled = await paidOrder();
+    await alice.orders.cancel({ id: cancelled.order.id });
+    const types = (await alice.events.listForOrder({ id: cancelled.order.id, limit: 3 })).data.map((e) => e.type);
+    expect(types.slice(0, 2).sort()).toEqual(['order.cancelled', 'payment.refunded']);
   });
 
   it("another customer's timeline is not-found; GET /events is for admins and events:read", async () => {

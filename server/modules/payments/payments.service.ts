@@ -19,6 +19,7 @@ import { orderTotal } from '../orders/orders.representation.ts';
 import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
 import { acceptsRefund, awaitsPayment, isPaid, type OrderStatus } from '../orders/orders.rules.ts';
 import { paymentEvents } from './payments.events.ts';
+import { paymentColumns, paymentFields, type PaymentRow } from './payments.representation.ts';
 import type { Payment, PaymentInput, PaymentListQuery } from './payments.schemas.ts';
 
 interface Access {
@@ -26,22 +27,8 @@ interface Access {
   caller: Caller;
 }
 
-const paymentColumns = {
-  id: payments.id,
-  orderId: payments.orderId,
-  amount: payments.amount,
-  amountRefunded: payments.amountRefunded,
-  currency: payments.currency,
-  method: payments.method,
-  status: payments.status,
-  createdAt: payments.createdAt,
-  updatedAt: payments.updatedAt,
-};
-
 /** A payment row with its order's status, which decides the links (reads join the order anyway). */
 const paymentWithOrderColumns = { ...paymentColumns, orderStatus: orders.status };
-
-type PaymentRow = Pick<typeof payments.$inferSelect, keyof typeof paymentColumns>;
 
 /**
  * The payment as the API answers it, links under the API's base path: `refund` while something
@@ -55,18 +42,7 @@ function toPayment(row: PaymentRow, orderStatus: OrderStatus): Payment {
     refunds: { href: `${self}/refunds`, method: 'GET' },
   };
   if (row.amountRefunded < row.amount && acceptsRefund(orderStatus)) links.refund = { href: `${self}/refunds`, method: 'POST' };
-  return {
-    id: row.id,
-    order_id: row.orderId,
-    amount: row.amount,
-    amount_refunded: row.amountRefunded,
-    currency: row.currency,
-    method: row.method,
-    status: row.status,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-    _links: links,
-  };
+  return { ...paymentFields(row), _links: links };
 }
 
 const fromRow = ({ orderStatus, ...row }: PaymentRow & { orderStatus: OrderStatus }): Payment => toPayment(row, orderStatus);

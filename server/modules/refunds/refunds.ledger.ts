@@ -10,15 +10,11 @@ import type { Db } from '../../db/client.ts';
 import { statement } from '../../db/statements.ts';
 import { payments, refunds, type RefundReason } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
+import { paymentEvents } from '../payments/payments.events.ts';
+import { paymentColumns, paymentFields, type PaymentRow } from '../payments/payments.representation.ts';
 
-/** A payment as a refund needs it: what was paid and what was given back already. */
-export interface RefundablePayment {
-  id: number;
-  orderId: number;
-  amount: number;
-  amountRefunded: number;
-  currency: string;
-}
+/** A payment as a refund needs it: what was paid and what was given back already (the whole row, for its event). */
+export type RefundablePayment = PaymentRow;
 
 export const refundColumns = {
   id: refunds.id,
@@ -31,13 +27,7 @@ export const refundColumns = {
 
 export type RefundRow = Pick<typeof refunds.$inferSelect, keyof typeof refundColumns>;
 
-const refundableColumns = {
-  id: payments.id,
-  orderId: payments.orderId,
-  amount: payments.amount,
-  amountRefunded: payments.amountRefunded,
-  currency: payments.currency,
-};
+const refundableColumns = paymentColumns;
 
 const paymentLocked = statement('payment_refundable_locked', (db) =>
   db
@@ -84,7 +74,7 @@ const addRefunded = statement('payment_add_refunded', (db) =>
     .update(payments)
     .set({ amountRefunded: sql`${payments.amountRefunded} + ${sql.placeholder('amount')}`, updatedAt: sql`now()` })
     .where(and(eq(payments.id, sql.placeholder('id')), sql`${payments.amountRefunded} + ${sql.placeholder('amount')} <= ${payments.amount}`))
-    .returning({ amountRefunded: payments.amountRefunded }),
+    .returning(paymentColumns),
 );
 
 const insertRefund = statement('refund_insert', (db) =>
@@ -104,7 +94,9 @@ export async function recordRefund(tx: Db, payment: RefundablePayment, amount: n
   if (!updated) throw exceedsPayment(payment, amount);
   const [row] = await insertRefund(tx, { paymentId: payment.id, amount, currency: payment.currency, reason });
   if (!row) throw new Error('refund insert returned no row');
+  await paymentEvents.record(tx, { type: 'payment.refunded', object: paymentFields(updated), previous: paymentFields(payment) });
   payment.amountRefunded = updated.amountRefunded;
+  payment.updatedAt = updated.updatedAt;
   return row;
 }
 

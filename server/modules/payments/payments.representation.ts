@@ -1,0 +1,39 @@
+/**
+ * A payment's columns and its fields as the API answers them, links aside: shared by the payments
+ * service (which adds the `_links` its order's status allows) and the refunds ledger (which records
+ * `payment.refunded` with them, and cannot import the service: the service reaches orders, and
+ * orders reach the ledger to refund a cancelled paid order).
+ */
+import { payments } from '../../db/schema.ts';
+import type { Payment } from './payments.schemas.ts';
+
+export const paymentColumns = {
+  id: payments.id,
+  orderId: payments.orderId,
+  amount: payments.amount,
+  amountRefunded: payments.amountRefunded,
+  currency: payments.currency,
+  method: payments.method,
+  status: payments.status,
+  createdAt: payments.createdAt,
+  updatedAt: payments.updatedAt,
+};
+
+export type PaymentRow = Pick<typeof payments.$inferSelect, keyof typeof paymentColumns>;
+
+/** The payment as a GET answers it, without `_links` (what an event carries). */
+export type PaymentFields = Omit<Payment, '_links'>;
+
+export function paymentFields(row: PaymentRow): PaymentFields {
+  return {
+    id: row.id,
+    order_id: row.orderId,
+    amount: row.amount,
+    amount_refunded: row.amountRefunded,
+    currency: row.currency,
+    method: row.method,
+    status: row.status,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
