@@ -12,11 +12,12 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { ORDER_STATUSES } from '../../server/db/schema.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { createProduct } from '../helpers/products.ts';
 
 const ORDERS = '/api/v1/orders';
-const STATUSES = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled', 'refunded'] as const;
+const STATUSES = ORDER_STATUSES;
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
 const SEED = process.env.FUZZ_SEED === undefined ? 20_260_101 : Number(process.env.FUZZ_SEED);
 const TIME_LIMIT_MS = 90_000;

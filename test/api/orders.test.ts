@@ -7,7 +7,7 @@
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orders, products, users } from '../../server/db/schema.ts';
+import { ORDER_STATUSES, orders, products, users } from '../../server/db/schema.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import {
   createOrderScene,
@@ -296,7 +296,7 @@ describe('GET /orders lists orders newest first, paged, filtered by status', () 
 
   beforeAll(async () => {
     carol = await t.createUser('customer');
-    for (const status of ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled', 'refunded'] as const) {
+    for (const status of ORDER_STATUSES) {
       byStatus.set(status, await makeOrder(status, { owner: carol }));
     }
   });
