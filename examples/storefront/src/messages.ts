@@ -43,6 +43,7 @@ export const STATUS_LABELS = {
   delivered: 'Delivered',
   completed: 'Completed',
   cancelled: 'Cancelled',
+  refunded: 'Refunded',
 } as const;
 
 export type OrderStatus = keyof typeof STATUS_LABELS;

@@ -15,7 +15,7 @@ type Payment = RouterOutputs['payments']['list']['data'][number];
 type Method = RouterOutputs['payments']['get']['method'];
 
 const POLL_MS = 3000;
-const DONE: readonly OrderStatus[] = ['completed', 'cancelled'];
+const DONE: readonly OrderStatus[] = ['completed', 'cancelled', 'refunded'];
 
 const NEXT_STEP: Record<OrderStatus, string> = {
   draft: 'Check the items and the address, then confirm the order to reserve them.',
@@ -25,6 +25,7 @@ const NEXT_STEP: Record<OrderStatus, string> = {
   delivered: 'Your order has been delivered.',
   completed: 'This order is complete.',
   cancelled: 'This order was cancelled.',
+  refunded: 'This order was refunded: the money goes back to how you paid.',
 };
 
 const METHODS: { value: Method; label: string }[] = [
