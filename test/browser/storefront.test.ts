@@ -10,79 +10,40 @@
  *
  * Runs in the pglite project only: the app, not the database, is under test.
  */
-import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { once } from 'node:events';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { extname, join, normalize } from 'node:path';
-import type { AxeResults } from 'axe-core';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildStorefront,
-  installStorefront,
-  packClient,
-  registerStorefrontClient,
-  SAMPLE_PRODUCTS,
-  seedProducts,
-  typecheckStorefront,
-} from '../../scripts/example-storefront.ts';
+import { buildExample, installExample, packClient, registerExampleClient, SAMPLE_PRODUCTS, seedProducts, STOREFRONT, typecheckExample } from '../../scripts/examples.ts';
 import { createTestApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const runs = process.env.TEST_DB !== 'postgres';
-if (runs && !existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (scripts/ensure-test-tools.sh does)`);
-
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-/** Generous: a loaded 2-core machine, and a page that polls every 3 s. */
-const WAIT = { timeout: 30_000 };
+import { browserTestsRun as runs, expectAccessible, launchChromium, serveStatic, WAIT, watch } from '../helpers/browser.ts';
 
 let work: string;
-let dist: string;
-let shop: Server;
+let shop: { origin: string; close: () => void };
 let shopOrigin: string;
 let t: TestApp;
 let base: string;
 let browser: Browser;
 let typecheck: Promise<string>;
 
-const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css' };
-
-/** The built app as static files; any other path is the app's page (its own router shows it). */
-function serveDist(request: IncomingMessage, response: ServerResponse): void {
-  const path = normalize(decodeURIComponent(new URL(request.url ?? '/', 'http://shop').pathname));
-  const file = join(dist, path);
-  const isFile = file.startsWith(dist) && existsSync(file) && statSync(file).isFile();
-  const served = isFile ? file : join(dist, 'index.html');
-  response.writeHead(200, { 'content-type': CONTENT_TYPES[extname(served)] ?? 'application/octet-stream' });
-  createReadStream(served).pipe(response);
-}
-
 beforeAll(async () => {
   if (!runs) return;
   work = mkdtempSync(join(tmpdir(), 'storefront-'));
-  dist = join(work, 'dist');
-  shop = createServer(serveDist);
-  shop.listen(0, '127.0.0.1');
-  await once(shop, 'listening');
-  const address = shop.address();
-  shopOrigin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const dist = join(work, 'dist');
+  shop = await serveStatic(dist);
+  shopOrigin = shop.origin;
 
   // The service's database and the app's packages get ready side by side: both take seconds.
-  [t] = await Promise.all([createTestApp({ corsOrigins: [shopOrigin] }), packClient(work, { isolated: true }).then(installStorefront)]);
+  [t] = await Promise.all([createTestApp({ corsOrigins: [shopOrigin] }), packClient(work, { isolated: true }).then((tarball) => installExample(STOREFRONT, tarball))]);
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
   const admin = { serviceUrl: base, token: t.admin.token };
-  const clientId = await registerStorefrontClient(admin, `${shopOrigin}/callback`);
+  const clientId = await registerExampleClient(STOREFRONT, admin, `${shopOrigin}/callback`);
   await seedProducts(admin);
   // tsc takes a while: it runs beside the browser, and its test reads the result at the end.
-  typecheck = typecheckStorefront();
-  await buildStorefront(dist, { serviceUrl: base, clientId });
-
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  typecheck = typecheckExample(STOREFRONT);
+  await buildExample(STOREFRONT, dist, { serviceUrl: base, clientId });
+  browser = await launchChromium();
 }, 300_000);
 
 afterAll(async () => {
@@ -92,31 +53,6 @@ afterAll(async () => {
   shop?.close();
   if (work) rmSync(work, { recursive: true, force: true });
 });
-
-/** axe-core on the page as it is: no serious or critical violation. */
-async function expectAccessible(page: Page, name: string): Promise<void> {
-  await page.addScriptTag({ content: axeSource });
-  const violations = await page.evaluate(async () => {
-    // Runs in the page: axe.run() checks the whole document.
-    const { axe } = globalThis as unknown as { axe: { run: () => Promise<AxeResults> } };
-    const results = await axe.run();
-    return results.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) }));
-  });
-  expect(
-    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-    `${name}: axe-core`,
-  ).toEqual([]);
-}
-
-/** Errors the page threw or logged (a 4xx answer the app shows as a sentence is not one). */
-function watch(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
-  });
-  return problems;
-}
 
 const statusOf = (page: Page) => page.locator('[data-status]').getAttribute('data-status');
 

@@ -1,0 +1,36 @@
+/**
+ * Errors for an operator: the problem's title and detail as the service wrote them (they name the
+ * field, the allowed moves, the missing scope), each bad field, and the request id to look up in
+ * the service's log. Never the raw JSON.
+ */
+import { isProblem, SignInError, TokenRefreshError } from '@order-service/client';
+
+export interface Explained {
+  message: string;
+  /** One line per field the service refused. */
+  fields: string[];
+  reference?: string;
+  signIn?: boolean;
+}
+
+export function explain(error: unknown): Explained {
+  if (error instanceof TokenRefreshError) return { message: 'Your sign-in has ended. Sign in again.', fields: [], signIn: true };
+  if (error instanceof SignInError) return { message: `Signing in failed (${error.error}). Try again.`, fields: [], signIn: true };
+  if (isProblem(error)) {
+    const { problem } = error;
+    const fields = (problem.errors ?? []).map((e) => `${e.field}: ${e.message}`);
+    const detail = problem.detail === undefined ? problem.title : `${problem.title}: ${problem.detail}`;
+    const message = isProblem(error, 'insufficient-scope') ? `${detail} Sign in as an admin to use the console.` : detail;
+    return {
+      message,
+      fields,
+      ...(problem.request_id === undefined ? {} : { reference: problem.request_id }),
+      ...(error.status === 401 ? { signIn: true } : {}),
+    };
+  }
+  if (error instanceof Error && error.name === 'TRPCClientError') return { message: 'The service cannot be reached. Check the connection and try again.', fields: [] };
+  return { message: 'Something went wrong. Try again.', fields: [] };
+}
+
+export const STATUSES = ['draft', 'confirmed', 'paid', 'shipped', 'delivered', 'completed', 'cancelled', 'refunded'] as const;
+export type OrderStatus = (typeof STATUSES)[number];
