@@ -14,7 +14,7 @@ export interface BootstrapResult {
 
 /**
  * ADMIN_EMAIL + ADMIN_PASSWORD make sure that admin exists. In development without them,
- * `admin@localhost` is created once with a generated password that is printed once.
+ * `admin@example.com` is created once with a generated password that is printed once.
  */
 export async function bootstrapAdmin(db: Db, config: Config): Promise<BootstrapResult> {
   if (config.admin) {
@@ -22,10 +22,10 @@ export async function bootstrapAdmin(db: Db, config: Config): Promise<BootstrapR
     return { admin: user };
   }
   if (config.env !== 'development') return { admin: undefined };
-  const existing = await findUserByEmail({ db, email: 'admin@localhost' });
+  const existing = await findUserByEmail({ db, email: 'admin@example.com' });
   if (existing) return { admin: existing.role === 'admin' ? toUser(existing) : undefined };
   const password = randomBytes(12).toString('base64url');
-  const { user } = await ensureAdmin({ db, email: 'admin@localhost', password });
+  const { user } = await ensureAdmin({ db, email: 'admin@example.com', password });
   return { admin: user, generatedPassword: password };
 }
 

@@ -10,6 +10,7 @@ import { MAX_ACCESS_TOKEN_TTL_SECONDS, MIN_SECRET_BYTES } from './auth/tokens.ts
 import { defaultDatabaseTimeouts, type DatabaseTimeouts } from './db/client.ts';
 import { defaultHttpTimeouts, type HttpTimeouts } from './http/timeouts.ts';
 import { isProxyEntry, type TrustProxy } from './lib/client-address.ts';
+import { Email } from './modules/users/users.schemas.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -73,7 +74,8 @@ const EnvSchema = z.object({
   OAUTH_RATE_LIMIT_MAX: positiveInt.default(20),
   // docs/signing-in.md#the-sign-up-form: `false` takes "Create an account" off the sign-in form.
   SIGN_UP_ENABLED: z.enum(['true', 'false']).default('true'),
-  ADMIN_EMAIL: z.email().optional(),
+  // The address the users API accepts: the admin must be able to sign in with it and PUT itself back.
+  ADMIN_EMAIL: Email.optional(),
   ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').max(256).optional(),
   BODY_LIMIT: positiveInt.default(1024 * 1024),
   RATE_LIMIT_MAX: positiveInt.default(600),

@@ -838,19 +838,22 @@ describe('bootstrap: ADMIN_EMAIL and ADMIN_PASSWORD make sure that admin exists'
     const config = loadConfig({ JWT_SECRET: TEST_JWT.secret, NODE_ENV: 'test', DATA_DIR: dataDir });
     const result = await bootstrapAdmin(t.db, config);
     expect(result.admin).toBeUndefined();
-    expect(await rowsWithEmail('admin@localhost')).toHaveLength(0);
+    expect(await rowsWithEmail('admin@example.com')).toHaveLength(0);
   });
 
-  it('in development without them, creates admin@localhost once with a generated password', async () => {
+  it('in development without them, creates admin@example.com (an address the API accepts) once with a generated password', async () => {
     const config = loadConfig({ NODE_ENV: 'development', DATABASE_URL: 'memory://', DATA_DIR: dataDir });
     const first = await bootstrapAdmin(t.db, config);
-    expect(first.admin).toMatchObject({ email: 'admin@localhost', role: 'admin' });
+    expect(first.admin).toMatchObject({ email: 'admin@example.com', role: 'admin' });
+    // An address the users API accepts: the admin can sign in with it and PUT itself back unchanged.
+    const put = await t.request({ method: 'PUT', url: `/api/v1/users/${first.admin?.id}`, token: t.admin.token, payload: { email: first.admin?.email, name: first.admin?.name, role: 'admin' } });
+    expect(put.statusCode, put.body).toBe(200);
     expect(first.generatedPassword).toEqual(expect.any(String));
-    const [row] = await rowsWithEmail('admin@localhost');
+    const [row] = await rowsWithEmail('admin@example.com');
     expect(await verifyPassword(first.generatedPassword ?? '', row?.passwordHash ?? '')).toBe(true);
     const second = await bootstrapAdmin(t.db, config);
     expect(second.admin?.id).toBe(first.admin?.id);
     expect(second.generatedPassword).toBeUndefined();
-    expect(await rowsWithEmail('admin@localhost')).toHaveLength(1);
+    expect(await rowsWithEmail('admin@example.com')).toHaveLength(1);
   });
 });

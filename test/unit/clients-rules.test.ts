@@ -87,9 +87,9 @@ describe('the banner curl line for the password grant', () => {
       .slice(0, -1);
 
   it('names the token endpoint, the development client and the account, form-encoding the credentials', () => {
-    expect(passwordGrantCommand({ baseUrl: 'http://127.0.0.1:3000/', username: 'admin@localhost', password: 'abc_DEF-123' })).toBe(
+    expect(passwordGrantCommand({ baseUrl: 'http://127.0.0.1:3000/', username: 'admin@example.com', password: 'abc_DEF-123' })).toBe(
       'curl -s -X POST http://127.0.0.1:3000/oauth/token -d grant_type=password -d client_id=order-service-dev ' +
-        '--data-urlencode username=admin@localhost --data-urlencode password=abc_DEF-123',
+        '--data-urlencode username=admin@example.com --data-urlencode password=abc_DEF-123',
     );
   });
 

@@ -140,6 +140,11 @@ describe('ADMIN_EMAIL and ADMIN_PASSWORD: both or neither', () => {
     expect(naming(problems, 'ADMIN_EMAIL')).toBe(true);
   });
 
+  it('ADMIN_EMAIL is held to the users API\'s rule (an admin it refused could not PUT itself back): a host without a domain is refused, the development admin\'s address accepted', () => {
+    expect(naming(problemsOf({ ADMIN_EMAIL: 'admin@localhost', ADMIN_PASSWORD: 'root-password', JWT_SECRET: SECRET }), 'ADMIN_EMAIL')).toBe(true);
+    expect(load({ ADMIN_EMAIL: 'admin@example.com', ADMIN_PASSWORD: 'root-password', JWT_SECRET: SECRET }).admin?.email).toBe('admin@example.com');
+  });
+
   it('an ADMIN_PASSWORD shorter than a user password may be (8) is refused', () => {
     const problems = problemsOf({ ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'short77', JWT_SECRET: SECRET });
     expect(naming(problems, 'ADMIN_PASSWORD')).toBe(true);

@@ -31,7 +31,7 @@ const EMAIL_SHAPE =
   /^[A-Za-z0-9_'+](?:[A-Za-z0-9_'+-]*[A-Za-z0-9_'+])?(?:\.[A-Za-z0-9_'+](?:[A-Za-z0-9_'+-]*[A-Za-z0-9_'+])?)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
 const EMAIL_LOCAL_PART = /^[^@]{1,64}@/;
 const EMAIL_MESSAGE = 'must be an email address such as ada@example.com';
-const Email = z
+export const Email = z
   .email({ pattern: EMAIL_SHAPE, message: EMAIL_MESSAGE })
   .regex(EMAIL_LOCAL_PART, { message: EMAIL_MESSAGE })
   .max(254)
