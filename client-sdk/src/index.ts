@@ -62,8 +62,8 @@ interface BaseOptions {
   traceparent?: () => string | undefined;
   /**
    * For subscriptions (`client.orders.onChange.subscribe(...)`, server-sent events): an
-   * `EventSource` class that takes a `fetch` option, such as the `eventsource` package's (v3,
-   * for browsers and Node alike): `import { EventSource } from 'eventsource'`. The client sends
+   * `EventSource` class that takes a `fetch` option, such as the `EventSource` export of the
+   * `eventsource` package (v3, for browsers and Node alike). The client sends
    * the token through it in the `Authorization` header, as on every other call (a browser's own
    * EventSource cannot send headers, and a token in the URL would end up in logs). Without it,
    * a subscription fails with an error saying so.

@@ -56,8 +56,9 @@ export function domainTrpcError(error: unknown): TRPCError {
  *    server/trpc/idempotency.ts), after the policy: a refused caller never touches a key. Other
  *    calls, and calls without a key, go straight on;
  * 3. whatever any of it, or the procedure, threw, as a TRPCError whose code and cause are the
- *    domain's; a query's input members its schema does not take are its unknown parameters (400
- *    `unknown-parameter`, as on REST; every input schema is strict, rest-routes.ts checks it).
+ *    domain's; a query's (or a subscription's: both are GETs) input members its schema does not
+ *    take are its unknown parameters (400 `unknown-parameter`, as on REST; every input schema is
+ *    strict, rest-routes.ts checks it).
  *
  * One middleware rather than three: each level of tRPC's chain copies the call's options twice.
  */
@@ -85,7 +86,8 @@ const guard = t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) 
     // As tRPC itself would have passed it on from a middleware further down the chain.
     throw domainTrpcError(getTRPCErrorFromUnknown(error));
   }
-  if (!result.ok) throw domainTrpcError(type === 'query' ? toQueryDomainError(result.error) : result.error);
+  // A subscription's input travels in the query string too (a GET on /trpc): the same rule.
+  if (!result.ok) throw domainTrpcError(type === 'mutation' ? result.error : toQueryDomainError(result.error));
   return result;
 });
 
