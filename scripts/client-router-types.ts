@@ -115,14 +115,17 @@ function printRecord(
     const def = checker.getTypeOfSymbol(inner);
     const kind = member(checker, def, trpc.kind);
     if (!kind.isStringLiteral()) throw new RouterTypeError(`${here.join('.')}: not a procedure nor a router`);
-    // Subscriptions would need a subscription link (SSE or WebSocket) that the client does not set up.
-    const kindName = { query: 'Query', mutation: 'Mutation' }[kind.value];
+    // Subscriptions travel over server-sent events (the client's httpSubscriptionLink).
+    const kindName = { query: 'Query', mutation: 'Mutation', subscription: 'Subscription' }[kind.value];
     if (!kindName) throw new RouterTypeError(`${here.join('.')}: ${kind.value} procedures are not supported by the typed client yet`);
     usedKinds.add(kindName);
     const types = member(checker, def, trpc.types);
     const at = here.join('.');
     const input = printer.print(member(checker, types, 'input'), depth + 2, `${at} input`);
-    const output = printer.print(member(checker, types, 'output'), depth + 2, `${at} output`);
+    const output =
+      kind.value === 'subscription'
+        ? printSubscriptionOutput(checker, printer, member(checker, types, 'output'), depth + 2, at)
+        : printer.print(member(checker, types, 'output'), depth + 2, `${at} output`);
     // A procedure's own error shape is the root's unless it was built otherwise; only then say it.
     const ownErrorShape = member(checker, types, 'errorShape');
     const sameShape = ownErrorShape.flags & ts.TypeFlags.Unknown || ownErrorShape === rootErrorShape;
@@ -137,6 +140,22 @@ function printRecord(
     lines.push(`${pad}  }>;`);
   }
   return lines.length === 0 ? '{}' : `{\n${lines.join('\n')}\n${pad}}`;
+}
+
+/**
+ * A subscription's output, an async iterable of its events as the client gets them (for events
+ * sent with an id, tRPC `tracked`: `{ id, data }`). The event's own type is printed like any output.
+ */
+function printSubscriptionOutput(checker: ts.TypeChecker, printer: TypePrinter, output: ts.Type, depth: number, at: string): string {
+  const iterable = output.getSymbol()?.name;
+  const [item] = iterable === 'AsyncIterable' || iterable === 'AsyncGenerator' || iterable === 'AsyncIterableIterator' ? checker.getTypeArguments(output as ts.TypeReference) : [];
+  if (item === undefined) throw new RouterTypeError(`${at} output: a subscription must yield from an async iterable (${checker.typeToString(output)})`);
+  // What the iterable's `next()` answers when it is done, and takes: as the server declares them (`any` as `unknown`).
+  const rest = checker
+    .getTypeArguments(output as ts.TypeReference)
+    .slice(1)
+    .map((type) => (type.flags & ts.TypeFlags.Any ? 'unknown' : printer.print(type, depth, `${at} output`)));
+  return `AsyncIterable<${[printer.print(item, depth, `${at} event`), ...rest].join(', ')}>`;
 }
 
 /** Prints a resolved type as a self-contained structural type, or refuses. */

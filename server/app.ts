@@ -31,6 +31,7 @@ import { CursorCodec, processCursors } from './lib/cursors.ts';
 import { defaultIdempotencySettings, type IdempotencySettings } from './trpc/context.ts';
 import { purgeExpiredKeys } from './trpc/idempotency.ts';
 import { purgeOldEvents } from './modules/events/events.service.ts';
+import { LiveEvents } from './events/live.ts';
 
 export interface AppOptions {
   database: Database;
@@ -74,6 +75,10 @@ export interface AppOptions {
 }
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** This process's live order events (server/events/live.ts): its subscribers, its feed. */
+    live: LiveEvents;
+  }
   interface FastifyContextConfig {
     /** JSON API route: content negotiation applies. */
     api?: boolean;
@@ -181,8 +186,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     startPurge(app.log, purgeIntervalMs, 'expired idempotency keys', () => purgeExpiredKeys(database.db)),
     startPurge(app.log, eventPurgeIntervalMs, 'old events', () => purgeOldEvents(database.db, retentionDays)),
   ];
+  // Live order events for subscriptions (server/events/live.ts): their streams end when the
+  // drain begins, and the LISTEN stops before the database closes.
+  const live = new LiveEvents(database.db, database.listen, { onError: (error) => app.log.error({ err: error }, 'live events: reading notified events failed') });
+  lifecycle.whenClosing(() => live.stop());
+  app.decorate('live', live);
   app.addHook('onClose', async () => {
-    await Promise.all(stopPurges.map((stop) => stop()));
+    await Promise.all([...stopPurges.map((stop) => stop()), live.close()]);
     await database.close();
   });
 
@@ -197,7 +207,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // The typed client's door: same procedures and context as REST, problems in the error `data`.
   // The typed client sends at most 50 calls a request (its `maxItems`); more than MAX_TRPC_BATCH get a 400.
-  await registerTrpcEndpoint(app, { router: appRouter, db: database.db, maxBatchSize: MAX_TRPC_BATCH, idempotency, cursors });
+  await registerTrpcEndpoint(app, { router: appRouter, db: database.db, maxBatchSize: MAX_TRPC_BATCH, idempotency, cursors, live });
 
   return app;
 }

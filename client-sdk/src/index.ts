@@ -6,6 +6,7 @@ import {
   createTRPCClient,
   httpBatchLink,
   httpLink,
+  httpSubscriptionLink,
   splitLink,
   TRPCClientError,
   type Operation,
@@ -59,7 +60,38 @@ interface BaseOptions {
    * A call's own `traceparent` (its `context`) wins over it.
    */
   traceparent?: () => string | undefined;
+  /**
+   * For subscriptions (`client.orders.onChange.subscribe(...)`, server-sent events): an
+   * `EventSource` class that takes a `fetch` option, such as the `EventSource` export of the
+   * `eventsource` package (v3, for browsers and Node alike). The client sends
+   * the token through it in the `Authorization` header, as on every other call (a browser's own
+   * EventSource cannot send headers, and a token in the URL would end up in logs). Without it,
+   * a subscription fails with an error saying so.
+   */
+  EventSource?: EventSourceClass;
 }
+
+/** The `init` an EventSource passes to its `fetch`, as far as the client reads it: it adds its headers. */
+export interface EventSourceFetchInit {
+  headers: Record<string, string>;
+}
+
+/** The `fetch` an EventSource class takes as its `fetch` option (the `eventsource` package's `FetchLike`). */
+export type EventSourceFetch = (url: string | URL, init: EventSourceFetchInit) => Promise<Response>;
+
+/** An EventSource class whose init takes a `fetch` (the `eventsource` package, v3). */
+export type EventSourceClass = new (
+  url: string,
+  init?: { fetch?: EventSourceFetch; withCredentials?: boolean },
+) => {
+  readonly CLOSED: number;
+  readonly CONNECTING: number;
+  readonly OPEN: number;
+  readyState: number;
+  addEventListener(type: string, listener: (event: MessageEvent) => void): void;
+  removeEventListener(type: string, listener: (event: MessageEvent) => void): void;
+  close(): void;
+};
 
 export type OrderServiceClientOptions = BaseOptions &
   (
@@ -185,29 +217,51 @@ export function createOrderServiceClient(options: OrderServiceClientOptions): Or
     const value = own ?? traceparent?.();
     return value ? { traceparent: value } : {};
   };
+  // Subscriptions over server-sent events: the EventSource fetches through the client's fetch,
+  // with the token asked for at each (re)connection, so a refreshed one is used.
+  const EventSourceOption = options.EventSource;
+  const subscriptions: TRPCLink<AppRouter> = EventSourceOption
+    ? httpSubscriptionLink({
+        url,
+        EventSource: EventSourceOption,
+        eventSourceOptions: {
+          fetch: async (input, init) => {
+            const headers = { ...init.headers, ...(await authorization()), ...trace() };
+            return own ? own(String(input), { ...init, headers }) : fetch(input, { ...init, headers });
+          },
+        },
+      })
+    : () => () =>
+        observable((observer) => {
+          observer.error(new TRPCClientError('Subscriptions need an EventSource class: pass createOrderServiceClient({ EventSource }) (the `eventsource` package).'));
+        });
   return createTRPCClient<AppRouter>({
     links: [
       problemLink,
       splitLink({
-        // The key (and a call's own traceparent) is a header of the whole HTTP request: a call with
-        // one travels alone, so a batch never carries one key for several calls.
-        condition: (op) => idempotencyKeyOf(op) !== undefined || traceparentOf(op) !== undefined,
-        true: httpLink({
-          url,
-          ...fetchOption,
-          headers: async ({ op }) => {
-            const key = idempotencyKeyOf(op);
-            return { ...(await authorization()), ...(key === undefined ? {} : { 'idempotency-key': key }), ...trace(traceparentOf(op)) };
-          },
-        }),
-        false: httpBatchLink({
-          url,
-          ...fetchOption,
-          // Browsers and proxies refuse long URLs; longer batches of queries are split. The
-          // service takes up to 100 calls a request; 50 keeps each response small.
-          maxURLLength: 2083,
-          maxItems: 50,
-          headers: async () => ({ ...(await authorization()), ...trace() }),
+        condition: (op) => op.type === 'subscription',
+        true: subscriptions,
+        false: splitLink({
+          // The key (and a call's own traceparent) is a header of the whole HTTP request: a call with
+          // one travels alone, so a batch never carries one key for several calls.
+          condition: (op) => idempotencyKeyOf(op) !== undefined || traceparentOf(op) !== undefined,
+          true: httpLink({
+            url,
+            ...fetchOption,
+            headers: async ({ op }) => {
+              const key = idempotencyKeyOf(op);
+              return { ...(await authorization()), ...(key === undefined ? {} : { 'idempotency-key': key }), ...trace(traceparentOf(op)) };
+            },
+          }),
+          false: httpBatchLink({
+            url,
+            ...fetchOption,
+            // Browsers and proxies refuse long URLs; longer batches of queries are split. The
+            // service takes up to 100 calls a request; 50 keeps each response small.
+            maxURLLength: 2083,
+            maxItems: 50,
+            headers: async () => ({ ...(await authorization()), ...trace() }),
+          }),
         }),
       }),
     ],

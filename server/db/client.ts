@@ -25,6 +25,13 @@ export interface Database {
    * transactions holding a slot, and those waiting for one (for /metrics). Absent on PGlite.
    */
   poolState?: () => PoolState;
+  /**
+   * LISTEN on `channel` (server/events/live.ts): `onNotify` gets each payload NOTIFYed there,
+   * after its transaction commits; `onListen` is called each time the LISTEN is in place (on
+   * PostgreSQL again after its connection was lost and remade: notifications sent meanwhile are
+   * lost). Resolves with the function that stops listening.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onListen: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -193,6 +200,12 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       const { active, waiting } = gate.state;
       return { size: poolSize, transactionSlots: slots, activeTransactions: active, waitingTransactions: waiting };
     },
+    // postgres.js listens on a connection of its own, outside the pool, and listens again
+    // (calling onListen) when that connection is remade.
+    listen: async (channel, onNotify, onListen) => {
+      const { unlisten } = await client.listen(channel, onNotify, onListen);
+      return unlisten;
+    },
     close: async () => {
       await client.end({ timeout: 5 });
     },
@@ -216,6 +229,14 @@ async function openPglite(client: PGlite, migrate: boolean, release: () => void)
     db,
     kind: 'pglite',
     ping: (timeoutMs) => pingDb(db, timeoutMs),
+    // One connection: a NOTIFY of this process reaches its own LISTEN after the commit.
+    listen: async (channel, onNotify, onListen) => {
+      const unlisten = await client.listen(channel, onNotify);
+      onListen();
+      return async () => {
+        if (!client.closed) await unlisten();
+      };
+    },
     close: async () => {
       if (!client.closed) await client.close();
       release();

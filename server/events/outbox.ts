@@ -33,16 +33,33 @@ export interface EventSource<T extends EventType, R extends Representation> {
 /** 15 random bytes: 120 bits, 20 base64url characters. */
 const newEventId = (): string => `evt_${randomBytes(15).toString('base64url')}`;
 
+/**
+ * The channel each event's id is NOTIFYed on, for the live updates of every instance
+ * (server/events/live.ts). PostgreSQL delivers a notification only once its transaction commits,
+ * in the order of the commits, so a listener never hears of an event it cannot read yet.
+ */
+export const EVENTS_CHANNEL = 'order_service_events';
+
 // The data goes as text, cast in SQL: both drivers then send the string as it is (a json
-// parameter would be serialized by each driver its own way).
-const insertEvent = statement('event_insert', (db) =>
-  db.insert(events).values({
-    id: sql.placeholder('id'),
-    type: sql.placeholder('type'),
-    orderId: sql.placeholder('orderId'),
-    data: sql`${sql.placeholder('data')}::text::json`,
-  }),
-);
+// parameter would be serialized by each driver its own way). The NOTIFY goes in the same
+// statement: no round trip more per event.
+const insertEvent = statement('event_insert', (db) => {
+  const inserted = db.$with('inserted').as(
+    db
+      .insert(events)
+      .values({
+        id: sql.placeholder('id'),
+        type: sql.placeholder('type'),
+        orderId: sql.placeholder('orderId'),
+        data: sql`${sql.placeholder('data')}::text::json`,
+      })
+      .returning({ id: events.id }),
+  );
+  return db
+    .with(inserted)
+    .select({ notified: sql`pg_notify(${sql.raw(`'${EVENTS_CHANNEL}'`)}, ${inserted.id})` })
+    .from(inserted);
+});
 
 /** The representation without `_links`. */
 function withoutLinks(representation: Representation): Record<string, unknown> {

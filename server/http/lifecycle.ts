@@ -60,6 +60,8 @@ export class Lifecycle {
   readonly #sockets = new Set<Socket>();
   #idleGraceMs = DRAIN_IDLE_GRACE_MS;
   readonly #server: HttpServer;
+  /** Told when the drain begins: answers that never end on their own (live streams) end then. */
+  readonly #onClosing: (() => void)[] = [];
 
   constructor(server: HttpServer, secure: boolean) {
     this.#server = server;
@@ -112,6 +114,11 @@ export class Lifecycle {
     this.#phase = 'closed';
   }
 
+  /** `end` is called when the drain begins: it ends the answers that would never end on their own. */
+  whenClosing(end: () => void): void {
+    this.#onClosing.push(end);
+  }
+
   /**
    * Stops accepting connections and waits until every open one is gone: each closes after its
    * next answer (which says `Connection: close`) or once idle for the grace period; at `timeoutMs`
@@ -124,6 +131,9 @@ export class Lifecycle {
       for (const response of connection.answering) if (!response.headersSent) response.setHeader('connection', 'close');
     }
     this.#idleGraceMs = options.idleGraceMs ?? DRAIN_IDLE_GRACE_MS;
+    // Live streams end now (their clients reconnect to another instance), so their connections
+    // turn idle and close instead of holding the drain until its deadline.
+    for (const end of this.#onClosing) end();
     // net.Server's own close: stop listening, keep the open connections. http.Server's close would
     // also drop the idle ones at once (the race above) and stop checking the request timeouts.
     const drained = new Promise<void>((resolve) => NetServer.prototype.close.call(this.#server, () => resolve()));

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/client.ts';
 import { DomainError, logFailure, MAX_LISTED_ERRORS } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
+import type { LiveEvents } from '../events/live.ts';
 import type { CursorCodec } from '../lib/cursors.ts';
 import { createContext, type Context, type IdempotencySettings } from '../trpc/context.ts';
 import { domainTrpcError } from '../trpc/trpc.ts';
@@ -19,16 +20,18 @@ export interface TrpcEndpointOptions {
   maxBatchSize: number;
   idempotency?: IdempotencySettings;
   cursors?: CursorCodec;
+  /** The live events subscriptions read (server/events/live.ts). */
+  live?: LiveEvents;
 }
 
 export async function registerTrpcEndpoint(app: FastifyInstance, options: TrpcEndpointOptions): Promise<void> {
-  const { db, idempotency, cursors } = options;
+  const { db, idempotency, cursors, live } = options;
   const trpcOptions: FastifyTRPCPluginOptions<AnyRouter>['trpcOptions'] = {
     router: options.router,
     allowMethodOverride: false,
     maxBatchSize: options.maxBatchSize,
     createContext: ({ req, info }): Context => {
-      const ctx = createContext(req, { db, ...(idempotency ? { idempotency } : {}), ...(cursors ? { cursors } : {}) });
+      const ctx = createContext(req, { db, ...(idempotency ? { idempotency } : {}), ...(cursors ? { cursors } : {}), ...(live ? { live } : {}) });
       // One key names one operation: in a batch it would bind every call (and mark them all replayed).
       // Thrown with the domain's tRPC code: tRPC makes any other error from here a 500-coded one.
       if (ctx.idempotencyKey !== undefined && info.calls.length > 1) {

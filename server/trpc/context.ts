@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { pino } from 'pino';
 import type { Caller } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
+import type { LiveEvents } from '../events/live.ts';
 import { MAX_LISTED_ERRORS } from '../errors/problems.ts';
 import { parseEntityTags } from '../lib/etag.ts';
 import type { Preconditions } from '../lib/preconditions.ts';
@@ -69,6 +70,8 @@ export interface Context {
    * MAX_LISTED_ERRORS, but a /trpc batch shares them among its calls, so its answer stays small.
    */
   listedErrors: number;
+  /** The live events of this process (server/events/live.ts), for subscriptions; absent: none served. */
+  live: LiveEvents | undefined;
 }
 
 export interface ContextInnerOptions {
@@ -81,6 +84,7 @@ export interface ContextInnerOptions {
   clientAddress?: string;
   idempotency?: IdempotencySettings;
   cursors?: CursorCodec;
+  live?: LiveEvents;
 }
 
 /** Calls without a request (tests, scripts) log nothing unless given a logger. */
@@ -103,6 +107,7 @@ export function createContextInner(options: ContextInnerOptions): Context {
     cursors: options.cursors ?? processCursors,
     response: { headers: {} },
     listedErrors: MAX_LISTED_ERRORS,
+    live: options.live,
   };
 }
 
@@ -111,6 +116,7 @@ export interface ContextDeps {
   db: Db;
   idempotency?: IdempotencySettings;
   cursors?: CursorCodec;
+  live?: LiveEvents;
 }
 
 /**
@@ -131,5 +137,6 @@ export function createContext(request: FastifyRequest, deps: ContextDeps): Conte
     clientAddress: request.ip,
     ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
     ...(deps.cursors ? { cursors: deps.cursors } : {}),
+    ...(deps.live ? { live: deps.live } : {}),
   });
 }

@@ -12,6 +12,16 @@ const t = initTRPC
   .context<Context>()
   .meta<Meta>()
   .create({
+    // Server-sent events for subscriptions (`orders.onChange`, docs/api.md#live-updates): a ping
+    // every 15 s keeps proxies (nginx's 60 s proxy_read_timeout) from cutting a quiet stream, and
+    // a client that hears nothing for 40 s reconnects (a dead connection). A stream ends after
+    // 15 minutes, the access token's default lifetime: its client reconnects with a token of now,
+    // so a revoked or expired one stops hearing within that.
+    sse: {
+      ping: { enabled: true, intervalMs: 15_000 },
+      client: { reconnectAfterInactivityMs: 40_000 },
+      maxDurationMs: 15 * 60_000,
+    },
     errorFormatter({ shape, error, ctx }) {
       const problem: Problem = problemBody(toDomainError(error), undefined, ctx?.requestId, ctx?.listedErrors);
       return {
@@ -46,8 +56,9 @@ export function domainTrpcError(error: unknown): TRPCError {
  *    server/trpc/idempotency.ts), after the policy: a refused caller never touches a key. Other
  *    calls, and calls without a key, go straight on;
  * 3. whatever any of it, or the procedure, threw, as a TRPCError whose code and cause are the
- *    domain's; a query's input members its schema does not take are its unknown parameters (400
- *    `unknown-parameter`, as on REST; every input schema is strict, rest-routes.ts checks it).
+ *    domain's; a query's (or a subscription's: both are GETs) input members its schema does not
+ *    take are its unknown parameters (400 `unknown-parameter`, as on REST; every input schema is
+ *    strict, rest-routes.ts checks it).
  *
  * One middleware rather than three: each level of tRPC's chain copies the call's options twice.
  */
@@ -75,7 +86,8 @@ const guard = t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) 
     // As tRPC itself would have passed it on from a middleware further down the chain.
     throw domainTrpcError(getTRPCErrorFromUnknown(error));
   }
-  if (!result.ok) throw domainTrpcError(type === 'query' ? toQueryDomainError(result.error) : result.error);
+  // A subscription's input travels in the query string too (a GET on /trpc): the same rule.
+  if (!result.ok) throw domainTrpcError(type === 'mutation' ? result.error : toQueryDomainError(result.error));
   return result;
 });
 

@@ -44,6 +44,7 @@ import {
   type RouterOutputs,
 } from '@order-service/client';
 import type { components, paths } from '@order-service/client/rest';
+import { EventSource } from 'eventsource';
 
 type NewProduct = paths['/api/v1/products']['post']['requestBody']['content']['application/json'];
 type OrderStatus = RouterOutputs['orders']['get']['status'];
@@ -96,6 +97,8 @@ export async function wrongInputs(): Promise<void> {
   void body;
   // @ts-expect-error a JSON Patch move names where from
   await admin.orders.patch.mutate({ id: 1, format: 'json-patch', document: [{ op: 'move', path: '/address' }] });
+  // @ts-expect-error a subscription's order_id is a number
+  admin.orders.onChange.subscribe({ order_id: '1' }, {});
   // @ts-expect-error a merge patch's quantity is an integer
   await admin.orders.patch.mutate({ id: 1, format: 'merge-patch', document: { items: [{ product_id: 1, quantity: 'two' }] } });
   try {
@@ -212,7 +215,50 @@ const signIn = {
   refreshErrorIsClientError: new TokenRefreshError(400, 'invalid_grant') instanceof Error,
 };
 
-console.log(JSON.stringify({ signIn, created, listed: list.data.map((p) => p.sku), one, batchedRequests, burstResult, invalid, anonymousWrite, restProduct, idempotency, typed }));
+// Live updates through the packed client (the eventsource package as its EventSource): an order's
+// events after the last one seen, then the live ones; an anonymous subscription is a problem.
+const watching = createOrderServiceClient({ url, getToken: async () => token, EventSource });
+const watched = await admin.orders.create.mutate({ customer_id: adminId, items: [{ product_id: created.id, quantity: 1 }], address: '1 Main St' });
+const [watchedCreated] = (await admin.events.listForOrder.query({ id: watched.id })).data;
+async function heardUntil(stopType: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const types: string[] = [];
+    const timer = setTimeout(() => reject(new Error('no ' + stopType + ' within 30 s: ' + types.join(','))), 30_000);
+    const subscription = watching.orders.onChange.subscribe(
+      { order_id: watched.id, ...(watchedCreated ? { lastEventId: watchedCreated.id } : {}) },
+      {
+        onData: ({ id, data }) => {
+          const event: RouterOutputs['events']['get'] = data;
+          types.push(event.type + (id === event.id ? '' : ' (id differs)'));
+          if (event.type !== stopType) return;
+          clearTimeout(timer);
+          subscription.unsubscribe();
+          resolve(types);
+        },
+        onError: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      },
+    );
+  });
+}
+const heard = heardUntil('order.confirmed');
+await admin.orders.confirm.mutate({ id: watched.id });
+const anonymousLive = await new Promise<string>((resolve) => {
+  const subscription = createOrderServiceClient({ url, EventSource }).orders.onChange.subscribe(undefined, {
+    onError: (error) => {
+      subscription.unsubscribe();
+      resolve(isProblem(error, 'unauthorized') ? error.problem.type : 'not a problem: ' + String(error));
+    },
+  });
+});
+const noEventSource = await new Promise<string>((resolve) => {
+  createOrderServiceClient({ url, token }).orders.onChange.subscribe(undefined, { onError: (error) => resolve(String(error.message)) });
+});
+const live = { heard: await heard, anonymousLive, noEventSource };
+
+console.log(JSON.stringify({ live, signIn, created, listed: list.data.map((p) => p.sku), one, batchedRequests, burstResult, invalid, anonymousWrite, restProduct, idempotency, typed }));
 `;
 
 const consumerConfig = (moduleResolution: 'NodeNext' | 'Bundler') => ({
@@ -314,6 +360,8 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
           // What the README's examples import beside the package.
           'openapi-fetch': versionOf('openapi-fetch'),
           '@opentelemetry/api': versionOf('@opentelemetry/api'),
+          // The EventSource subscriptions take in Node (the README's example too).
+          eventsource: versionOf('eventsource'),
         },
       }),
     );
@@ -392,6 +440,14 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
 
     afterAll(async () => {
       await service?.close();
+    });
+
+    it('subscribes to orders.onChange (eventsource as its EventSource): the events after the last one seen, then the live confirmation; anonymous is 401; without an EventSource it says what to pass', () => {
+      expect(output.live).toEqual({
+        heard: ['order.confirmed'],
+        anonymousLive: '/problems/unauthorized',
+        noEventSource: expect.stringContaining('Subscriptions need an EventSource class') as unknown,
+      });
     });
 
     it('signs in with the password grant (asking for the customer scopes by default), calls with the stored sign-in; a wrong password is a SignInError', () => {

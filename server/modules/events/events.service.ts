@@ -28,7 +28,7 @@ const eventColumns = {
 
 type EventRow = Pick<typeof events.$inferSelect, keyof typeof eventColumns>;
 
-const toEvent = (row: EventRow): Event => ({
+export const toEvent = (row: EventRow): Event => ({
   id: row.id,
   type: row.type,
   created_at: iso(row.createdAt),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
+import { onChange } from '../events/events.live.ts';
 import { Order, OrderCreate, OrderList, OrderListQuery, OrderPatch, OrderReplace } from './orders.schemas.ts';
 import * as orders from './orders.service.ts';
 
@@ -11,6 +12,9 @@ const tags = ['orders'];
 const writeProblems = ['not-found', 'conflict', 'invalid-state-transition', 'insufficient-stock', 'precondition-failed'] as const;
 
 export const ordersRouter = router({
+  // A subscription over server-sent events on /trpc, no REST operation (docs/api.md#live-updates).
+  onChange,
+
   create: writer
     .meta({
       openapi: { method: 'POST', path: '/orders', tags, summary: 'Create a draft order', description: "Creates a draft order. Each item captures its product's current price (`unit_price`, `line_total`; `total` is their sum). A customer orders for themself (`customer_id` omitted or their own id; another is 403); admins and service clients name the customer. An unknown or archived product is 422 naming the item." },

@@ -1,0 +1,221 @@
+/**
+ * Live updates (docs/api.md#live-updates): every instance hears of every order event, whichever
+ * instance wrote it, and hands it to the subscribers it serves (`orders.onChange`).
+ *
+ * Fed by PostgreSQL's LISTEN/NOTIFY, not by polling the events table: the outbox NOTIFYs each
+ * event's id in the transaction that writes it (outbox.ts), and PostgreSQL delivers it to every
+ * listening instance once, after the commit, in the order of the commits. So an event is never
+ * heard of before it can be read, nor missed because a transaction that wrote it earlier
+ * committed later (which a poll "after the last seq seen" would skip), and nothing is queried
+ * while nothing changes. One LISTEN per process (a connection of its own on PostgreSQL) and one
+ * query per burst of notifications, shared by all its subscribers: never a query per subscriber.
+ *
+ * A subscriber that falls behind (its queue full), and every subscriber when the LISTEN
+ * connection was lost and remade (notifications sent meanwhile are gone) or the process stops,
+ * is ended with a retryable error: its client reconnects with the last id it saw and reads what
+ * it missed from the table (modules/events/events.live.ts).
+ */
+import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { events, orders } from '../db/schema.ts';
+import { EVENTS_CHANNEL } from './outbox.ts';
+
+/** An event that concerns an order, as a subscriber gets it, with whose order it is. */
+export interface LiveEvent {
+  id: string;
+  seq: number;
+  type: string;
+  apiVersion: string;
+  data: typeof events.$inferSelect.data;
+  createdAt: Date;
+  orderId: number;
+  /** The order's customer (of a deleted order: as the event recorded it); null if unknown. */
+  customerId: number | null;
+}
+
+/** What the hub listens through: `Database.listen` (server/db/client.ts). */
+export type Listen = (channel: string, onNotify: (payload: string) => void, onListen: () => void) => Promise<() => Promise<void>>;
+
+/** Why a subscriber's stream was ended by the hub rather than by its client. */
+export type EndReason = 'behind' | 'relisten' | 'closing';
+
+/** The columns every live read selects: the event, its order and the order's customer. */
+export const liveEventColumns = {
+  id: events.id,
+  seq: events.seq,
+  type: events.type,
+  apiVersion: events.apiVersion,
+  data: events.data,
+  createdAt: events.createdAt,
+  orderId: sql<number>`${events.orderId}`,
+  // A deleted order's events keep their customer in the order they recorded (`data.object`).
+  customerId: sql<number | null>`coalesce(${orders.customerId}, (${events.data} -> 'object' ->> 'customer_id')::integer)`,
+};
+
+/** Events of orders joined with their orders: the shape of every live read. */
+export const liveEventsFrom = (db: Db) => db.select(liveEventColumns).from(events).leftJoin(orders, eq(orders.id, events.orderId));
+
+export interface Subscriber {
+  /** The next event (undefined once ended: then `ended` says why). Waits until there is one. */
+  next(): Promise<LiveEvent | undefined>;
+  readonly ended: EndReason | undefined;
+  close(): void;
+}
+
+interface Entry {
+  accepts: (event: LiveEvent) => boolean;
+  queue: LiveEvent[];
+  ended: EndReason | undefined;
+  wake: (() => void) | undefined;
+}
+
+export interface LiveEventsOptions {
+  /** Events waiting for one slow subscriber; beyond, it is ended (default 1000). */
+  maxQueue?: number;
+  /** Told of a failure to read notified events (they are then lost to live subscribers: ended). */
+  onError?: (error: unknown) => void;
+}
+
+export class LiveEvents {
+  readonly #db: Db;
+  readonly #listen: Listen;
+  readonly #maxQueue: number;
+  readonly #onError: (error: unknown) => void;
+  readonly #subscribers = new Set<Entry>();
+  #pending: string[] = [];
+  #flushing = false;
+  #listening: Promise<void> | undefined;
+  #unlisten: (() => Promise<void>) | undefined;
+  #listens = 0;
+  #closed = false;
+  #stopping = false;
+
+  constructor(db: Db, listen: Listen, options: LiveEventsOptions = {}) {
+    this.#db = db;
+    this.#listen = listen;
+    this.#maxQueue = options.maxQueue ?? 1000;
+    this.#onError = options.onError ?? (() => {});
+  }
+
+  /** Resolves once the LISTEN is in place (started on first use): events committed from then on are heard. */
+  ready(): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error('live events are closed'));
+    this.#listening ??= this.#listen(EVENTS_CHANNEL, (id) => this.#notified(id), () => this.#listened()).then(
+      (unlisten) => {
+        this.#unlisten = unlisten;
+      },
+      (error: unknown) => {
+        // The next subscriber tries again.
+        this.#listening = undefined;
+        throw error;
+      },
+    );
+    return this.#listening;
+  }
+
+  /**
+   * Starts collecting the events `accepts` takes, from now on. Await `ready()` first: only
+   * events committed after the LISTEN is in place are heard.
+   */
+  subscribe(accepts: (event: LiveEvent) => boolean): Subscriber {
+    const entry: Entry = { accepts, queue: [], ended: this.#stopping ? 'closing' : undefined, wake: undefined };
+    if (entry.ended === undefined) this.#subscribers.add(entry);
+    return {
+      next: async () => {
+        for (;;) {
+          const event = entry.queue.shift();
+          if (event !== undefined) return event;
+          if (entry.ended !== undefined) return undefined;
+          await new Promise<void>((resolve) => (entry.wake = resolve));
+        }
+      },
+      get ended() {
+        return entry.ended;
+      },
+      close: () => this.#end(entry, 'closing'),
+    };
+  }
+
+  /** Subscribers now (for tests and metrics). */
+  get subscribers(): number {
+    return this.#subscribers.size;
+  }
+
+  /** Ends every subscriber's stream: their clients reconnect and resume from the table. */
+  endAll(reason: EndReason): void {
+    for (const entry of [...this.#subscribers]) this.#end(entry, reason);
+  }
+
+  /** The drain began: every stream ends, and a new one ends at once (its client reconnects to another instance). */
+  stop(): void {
+    this.#stopping = true;
+    this.endAll('closing');
+  }
+
+  /** Ends the streams and stops listening (before the database closes). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.stop();
+    const listening = this.#listening;
+    if (listening === undefined) return;
+    await listening.catch(() => {});
+    await this.#unlisten?.().catch(() => {});
+  }
+
+  #end(entry: Entry, reason: EndReason): void {
+    entry.ended ??= reason;
+    this.#subscribers.delete(entry);
+    entry.wake?.();
+    entry.wake = undefined;
+  }
+
+  #listened(): void {
+    // A LISTEN made again: what was notified while it was down is lost to the live streams.
+    if (this.#listens++ > 0) this.endAll('relisten');
+  }
+
+  #notified(id: string): void {
+    if (this.#subscribers.size === 0) return;
+    this.#pending.push(id);
+    if (!this.#flushing) void this.#flush();
+  }
+
+  /** Reads the notified events, a burst in one query, and hands each to the subscribers that take it, in commit order. */
+  async #flush(): Promise<void> {
+    this.#flushing = true;
+    try {
+      while (this.#pending.length > 0 && !this.#closed) {
+        const ids = this.#pending.splice(0, 500);
+        let rows: LiveEvent[];
+        try {
+          rows = await liveEventsFrom(this.#db).where(and(inArray(events.id, ids), isNotNull(events.orderId)));
+        } catch (error) {
+          this.#onError(error);
+          // Those events are lost to the live streams: their clients resume from the table.
+          this.endAll('relisten');
+          continue;
+        }
+        const byId = new Map(rows.map((row) => [row.id, row]));
+        for (const id of ids) {
+          const event = byId.get(id);
+          if (event !== undefined) this.#publish(event);
+        }
+      }
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
+  #publish(event: LiveEvent): void {
+    for (const entry of this.#subscribers) {
+      if (!entry.accepts(event)) continue;
+      if (entry.queue.length >= this.#maxQueue) {
+        this.#end(entry, 'behind');
+        continue;
+      }
+      entry.queue.push(event);
+      entry.wake?.();
+      entry.wake = undefined;
+    }
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * `orders.onChange` (docs/api.md#live-updates): the events of the orders a caller may read, as
+ * they happen, over server-sent events on `/trpc`. Whoever may read an order hears its events
+ * (its own, its payments' and its fulfillments'): a customer those of its own orders, admins and
+ * service clients with `orders:read` every order's, as `GET /api/v1/orders/{id}/events` answers
+ * them. Each is sent with its id (tRPC `tracked`); a client that reconnects with the last id it
+ * saw (`lastEventId`) first gets, from the table, what was committed after it, then the live
+ * ones, without a gap or a repeat. Not a REST operation: it has no `meta.openapi`, so neither the
+ * facade nor the OpenAPI document lists it.
+ */
+import { and, asc, eq, gt, gte, isNotNull, sql } from 'drizzle-orm';
+import { tracked } from '@trpc/server';
+import { z } from 'zod';
+import { mayReadOrder, ownCustomerId } from '../../auth/policy.ts';
+import type { Caller } from '../../auth/tokens.ts';
+import type { Db } from '../../db/client.ts';
+import { events, orders } from '../../db/schema.ts';
+import { DomainError } from '../../errors/problems.ts';
+import { liveEventColumns, liveEventsFrom, type LiveEvent, type LiveEvents } from '../../events/live.ts';
+import { domainTrpcError, procedureFor } from '../../trpc/trpc.ts';
+import { Id } from '../common.schemas.ts';
+import type { Event } from './events.schemas.ts';
+import { EventId } from './events.schemas.ts';
+import { toEvent } from './events.service.ts';
+
+export const OrderChangesInput = z
+  .strictObject({
+    order_id: Id.optional().meta({ description: 'Only this order\'s events (404 if the caller may not read it).' }),
+    // tRPC's own name: the client sends the last tracked id it got when it reconnects.
+    lastEventId: EventId.optional().meta({ description: 'Resume after this event: the events committed after it come first.' }),
+  })
+  // No input at all is every order the caller may read, from now on.
+  .prefault({});
+export type OrderChangesInput = z.infer<typeof OrderChangesInput>;
+
+/**
+ * How far before the last seen event's `created_at` (its transaction's start) a resume looks for
+ * events written after it: a transaction that began this long before and wrote its event later
+ * would not be found. Bounds the read to the index's recent range instead of the whole table.
+ */
+const RESUME_LOOKBACK = '15 minutes';
+const RESUME_BATCH = 500;
+
+interface Scope {
+  orderId: number | undefined;
+  customerId: number | undefined;
+}
+
+const accepts =
+  ({ orderId, customerId }: Scope) =>
+  (event: LiveEvent): boolean =>
+    (orderId === undefined || event.orderId === orderId) && (customerId === undefined || event.customerId === customerId);
+
+/** The events after `lastEventId` the scope takes, in the order they were written, a batch at a time. */
+async function* missedSince(db: Db, lastEventId: string, scope: Scope): AsyncGenerator<LiveEvent> {
+  const [last] = await db.select({ seq: events.seq, createdAt: events.createdAt }).from(events).where(eq(events.id, lastEventId));
+  if (!last) {
+    throw new DomainError('gone', `Event ${lastEventId} is no longer kept: subscribe without lastEventId, and read what was missed from GET /api/v1/events.`);
+  }
+  const since = sql`${last.createdAt.toISOString()}::timestamptz - ${RESUME_LOOKBACK}::interval`;
+  let after = last.seq;
+  for (;;) {
+    const batch = await liveEventsFrom(db)
+      .where(
+        and(
+          isNotNull(events.orderId),
+          gte(events.createdAt, since),
+          gt(events.seq, after),
+          scope.orderId === undefined ? undefined : eq(events.orderId, scope.orderId),
+          scope.customerId === undefined ? undefined : sql`${liveEventColumns.customerId} = ${scope.customerId}`,
+        ),
+      )
+      .orderBy(asc(events.seq))
+      .limit(RESUME_BATCH);
+    yield* batch;
+    const next = batch.at(-1);
+    if (batch.length < RESUME_BATCH || next === undefined) return;
+    after = next.seq;
+  }
+}
+
+const ended = (reason: string) =>
+  new DomainError('service-unavailable', `The live stream ended (${reason}); reconnect with the last event id to resume.`);
+
+/**
+ * The caller's order events: first those after `lastEventId` (if given) from the table, then
+ * the live ones. The live subscription starts before the table is read, so an event committed
+ * in between is in one or the other; one that is in both is sent once.
+ */
+export async function* orderChanges({ db, live, caller, input, signal }: { db: Db; live: LiveEvents | undefined; caller: Caller; input: OrderChangesInput; signal: AbortSignal | undefined }): AsyncGenerator<Event> {
+  if (live === undefined) throw new DomainError('service-unavailable', 'Live updates are not served here.');
+  if (input.order_id !== undefined) {
+    const [order] = await db.select({ customerId: orders.customerId }).from(orders).where(eq(orders.id, input.order_id));
+    if (!order || !mayReadOrder(caller, order)) throw new DomainError('not-found', `Order ${input.order_id} does not exist.`);
+  }
+  const scope: Scope = { orderId: input.order_id, customerId: ownCustomerId(caller) };
+  await live.ready();
+  const subscriber = live.subscribe(accepts(scope));
+  const stop = () => subscriber.close();
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    const sent = new Set<string>();
+    if (input.lastEventId !== undefined) {
+      for await (const event of missedSince(db, input.lastEventId, scope)) {
+        sent.add(event.id);
+        yield toEvent(event);
+      }
+    }
+    for (;;) {
+      const event = await subscriber.next();
+      if (event === undefined) break;
+      if (sent.delete(event.id)) continue;
+      yield toEvent(event);
+    }
+    // Ended by the hub, not by the client: it reconnects (tRPC retries this error) and resumes.
+    if (subscriber.ended !== undefined && signal?.aborted !== true) throw ended(subscriber.ended === 'behind' ? 'the client fell behind' : 'the service is stopping or lost its feed');
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    subscriber.close();
+  }
+}
+
+/** `orders.onChange`: whoever may read an order (procedureFor, as `orders.get`). */
+export const onChange = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:read' })
+  .input(OrderChangesInput)
+  .subscription(async function* ({ ctx, input, signal }) {
+    try {
+      for await (const event of orderChanges({ db: ctx.db, live: ctx.live, caller: ctx.caller, input, signal })) yield tracked(event.id, event);
+    } catch (error) {
+      // Thrown while the stream runs, after the procedure's middleware returned: given the
+      // domain's code here (tRPC would send any other error as a retryable 500, and the client
+      // would reconnect for ever to a 404).
+      throw domainTrpcError(error);
+    }
+  });

@@ -1,0 +1,160 @@
+/**
+ * `orders.onChange` called directly (no HTTP), with the notifications in the test's hands: the
+ * hub (server/events/live.ts) listens through a stand-in for `Database.listen`, so a test says
+ * when each event is "heard". What a real LISTEN makes a matter of timing is then deterministic:
+ * an event both read from the table on resume and heard live is sent once; a subscriber that
+ * falls behind, or a feed that was lost, ends the stream with a retryable 503 (the client then
+ * resumes from the table).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isTrackedEnvelope } from '@trpc/server';
+import type { Db } from '../../server/db/client.ts';
+import { LiveEvents, type Listen } from '../../server/events/live.ts';
+import { createCaller } from '../../server/router.ts';
+import { createContextInner } from '../../server/trpc/context.ts';
+import { createTestHarness, testCallerIdentity, type TestCaller, type TestHarness, type TestIdentity } from '../../server/testing.ts';
+import { createTestDatabase, onPostgres } from '../helpers/db.ts';
+import { eventually } from '../helpers/live.ts';
+import { productInput } from '../helpers/products.ts';
+
+let harness: TestHarness;
+let admin: TestCaller;
+let alice: TestCaller;
+let aliceId: number;
+let productId: number;
+
+beforeAll(async () => {
+  harness = await createTestHarness(onPostgres ? { database: await createTestDatabase() } : {});
+  admin = harness.caller({ role: 'admin' });
+  const created = await harness.createUser({ name: 'Alice' });
+  alice = created.caller;
+  aliceId = created.user.id;
+  productId = (await admin.products.create(productInput({ price: 500, stock: 100 }))).id;
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+/** A hub whose notifications the test delivers itself (`hear(id)`), and `relisten()` as after a lost connection. */
+function handFedHub(db: Db, maxQueue?: number): { live: LiveEvents; hear: (id: string) => void; relisten: () => void } {
+  let onNotify: (id: string) => void = () => {};
+  let onListen: () => void = () => {};
+  const listen: Listen = async (_channel, notify, listened) => {
+    onNotify = notify;
+    onListen = listened;
+    listened();
+    return async () => {};
+  };
+  const live = new LiveEvents(db, listen, maxQueue === undefined ? {} : { maxQueue });
+  return { live, hear: (id) => onNotify(id), relisten: () => onListen() };
+}
+
+/** `orders.onChange` as `identity`, on `live`: its iterator of events. */
+async function changes(live: LiveEvents, identity: TestIdentity, input: { order_id?: number; lastEventId?: string }): Promise<AsyncIterator<unknown>> {
+  const caller = createCaller(createContextInner({ db: harness.db, caller: testCallerIdentity(identity), live }));
+  const iterable = await caller.orders.onChange(input);
+  return iterable[Symbol.asyncIterator]();
+}
+
+/** The next event's type and id. */
+async function next(iterator: AsyncIterator<unknown>): Promise<{ id: string; type: string }> {
+  const result = await iterator.next();
+  if (result.done === true || !isTrackedEnvelope<{ type: string }>(result.value)) throw new Error(`not an event: ${String(result.value)}`);
+  const [id, event] = result.value;
+  return { id, type: event.type };
+}
+
+async function timeline(orderId: number): Promise<{ id: string; type: string }[]> {
+  return (await admin.events.listForOrder({ id: orderId, limit: 50 })).data.map(({ id, type }) => ({ id, type })).reverse();
+}
+
+async function confirmedOrder(): Promise<number> {
+  const order = await alice.orders.create({ items: [{ product_id: productId, quantity: 1 }], address: '1 Caller Ct' });
+  await alice.orders.confirm({ id: order.id });
+  return order.id;
+}
+
+describe('resuming: the table, then the live events, each once', () => {
+  it('an event read from the table and then heard live is sent once; the next live one follows', async () => {
+    const { live, hear } = handFedHub(harness.db);
+    const orderId = await confirmedOrder();
+    const [created, confirmed] = await timeline(orderId);
+    if (!created || !confirmed) throw new Error('no timeline');
+
+    const iterator = await changes(live, { role: 'customer', userId: aliceId }, { order_id: orderId, lastEventId: created.id });
+    // From the table: the confirmation, missed since order.created.
+    expect(await next(iterator)).toEqual(confirmed);
+    // Its notification comes late (it committed while the table was being read): not sent again.
+    hear(confirmed.id);
+    await alice.payments.create({ order_id: orderId, amount: 500, method: 'card' });
+    const paid = (await timeline(orderId)).slice(2);
+    for (const event of paid) hear(event.id);
+    expect([await next(iterator), await next(iterator)]).toEqual(paid);
+    await iterator.return?.();
+    expect(live.subscribers).toBe(0);
+  });
+
+  it("a customer hears nothing of another customer's order, an admin does", async () => {
+    const { live, hear } = handFedHub(harness.db);
+    const bob = await harness.createUser({ name: 'Bob' });
+    const bobs = await bob.caller.orders.create({ items: [{ product_id: productId, quantity: 1 }], address: '2 Caller Ct' });
+    const asAlice = await changes(live, { role: 'customer', userId: aliceId }, {});
+    const asAdmin = await changes(live, { role: 'admin' }, {});
+    // The first next() runs each subscription up to its wait for live events.
+    const alicesNext = next(asAlice);
+    const adminsNext = next(asAdmin);
+    await eventually(() => expect(live.subscribers).toBe(2));
+    const [bobsCreated] = await timeline(bobs.id);
+    const alicesOrder = await confirmedOrder();
+    const alicesEvents = await timeline(alicesOrder);
+    if (!bobsCreated) throw new Error('no timeline');
+    for (const event of [bobsCreated, ...alicesEvents]) hear(event.id);
+    expect(await alicesNext).toEqual(alicesEvents[0]);
+    expect(await adminsNext).toEqual(bobsCreated);
+    expect(await next(asAlice)).toEqual(alicesEvents[1]);
+    await Promise.all([asAlice.return?.(), asAdmin.return?.()]);
+  });
+});
+
+describe('a stream the hub ends: a retryable 503, the client resumes from the table', () => {
+  it('a subscriber that falls behind (its queue full) gets what was queued, in order, then the 503', async () => {
+    const { live, hear } = handFedHub(harness.db, 2);
+    const iterator = await changes(live, { role: 'admin' }, {});
+    const first = iterator.next();
+    await eventually(() => expect(live.subscribers).toBe(1));
+    const events = [...(await timeline(await confirmedOrder())), ...(await timeline(await confirmedOrder())), ...(await timeline(await confirmedOrder()))];
+    // Heard all at once, faster than the stream is read.
+    for (const event of events) hear(event.id);
+    const got: unknown[] = [];
+    let ended: unknown;
+    for (let result = first; ; result = iterator.next()) {
+      try {
+        const { value } = await result;
+        if (!isTrackedEnvelope(value)) throw new Error('not an event');
+        got.push(value[0]);
+      } catch (error) {
+        ended = error;
+        break;
+      }
+    }
+    expect(ended).toMatchObject({ code: 'INTERNAL_SERVER_ERROR', cause: { slug: 'service-unavailable' } });
+    expect(got.length).toBeLessThan(events.length);
+    expect(got).toEqual(events.slice(0, got.length).map((event) => event.id));
+    expect(live.subscribers).toBe(0);
+  });
+
+  it('a LISTEN made again (its connection was lost) ends every stream', async () => {
+    const { live, relisten } = handFedHub(harness.db);
+    const iterator = await changes(live, { role: 'admin' }, {});
+    const pending = iterator.next();
+    await eventually(() => expect(live.subscribers).toBe(1));
+    relisten();
+    await expect(pending).rejects.toMatchObject({ cause: { slug: 'service-unavailable' } });
+  });
+
+  it('a caller without live events (no HTTP door) is told so: 503', async () => {
+    const caller = createCaller(createContextInner({ db: harness.db, caller: testCallerIdentity({ role: 'admin' }) }));
+    const iterator = (await caller.orders.onChange({}))[Symbol.asyncIterator]();
+    await expect(iterator.next()).rejects.toMatchObject({ cause: { slug: 'service-unavailable' } });
+  });
+});
