@@ -139,7 +139,7 @@ async function checkPatch(contentType: string, document: unknown): Promise<void>
 
 // ---------------------------------------------------------------- arbitraries
 
-const FIELDS = ['id', 'customer_id', 'items', 'address', 'status', 'discount_code', 'currency', 'total', 'created_at', 'updated_at', '_links'];
+const FIELDS = ['id', 'customer_id', 'items', 'address', 'status', 'discount_code', 'currency', 'total', 'metadata', 'created_at', 'updated_at', '_links'];
 
 const anyStatus = fc.oneof(fc.constantFrom(...STATUSES, 'CREATED', 'CONFIRMED', 'Cancelled', 'active', ''), fc.string());
 /** Product ids are only known after beforeAll, so the arbitraries that use them are built lazily. */
@@ -168,6 +168,11 @@ const valueFor = (field: string): fc.Arbitrary<unknown> => {
       return fc.oneof(fc.constantFrom('USD', 'usd', 'EURO', null), fc.jsonValue({ maxDepth: 1 }));
     case 'customer_id':
       return fc.oneof(fc.constant(null), fc.integer(), fc.jsonValue({ maxDepth: 1 }));
+    case 'metadata':
+      return fc.oneof(
+        { weight: 3, arbitrary: fc.dictionary(fc.constantFrom('erp_id', 'note', 'a.b-c', 'bad key', 'k'.repeat(41)), fc.oneof(fc.string({ maxLength: 10 }), fc.constant(null), fc.constant('x'.repeat(501)), fc.integer())) },
+        { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
+      );
     default:
       return fc.jsonValue({ maxDepth: 2 });
   }

@@ -465,10 +465,14 @@ const orderList = statements('order_list', (db, key: string) => {
   if (shape.createdGte) filters.push(sql`${orders.createdAt} >= ${sql.placeholder('createdGte')}::timestamptz`);
   if (shape.createdLt) filters.push(sql`${orders.createdAt} < ${sql.placeholder('createdLt')}::timestamptz`);
   if (shape.direction !== 'first') filters.push(keysetCondition(terms, shape.direction, keyPlaceholders(terms.length)));
-  return db
-    .select(orderColumns)
-    .from(orders)
-    .where(and(...filters))
+  const matching = db.select(orderColumns).from(orders).where(and(...filters));
+  // The metadata filter finds its orders first, through the GIN index, and sorts those: an
+  // `offset 0` subquery is not merged into the outer query, so a generic plan (which cannot know
+  // how rare the value is) never walks a sort index filtering every order by containment. Named
+  // `orders`, so the sort's columns name the subquery's. (The offset is bound: drizzle leaves out a literal 0.)
+  const source = shape.metadata ? matching.offset(sql.placeholder('fence')).as('orders') : undefined;
+  const query = source ? db.select(orderColumns).from(source) : matching;
+  return query
     .orderBy(...keysetOrder(terms, shape.direction))
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'));
@@ -533,6 +537,7 @@ export async function listOrders({ db, caller, query, cursors }: Access & { quer
     metadata,
     createdGte: query.created_gte,
     createdLt: query.created_lt,
+    fence: 0,
     ...limitOffset(request),
     ...keyValues(request),
   });
