@@ -64,6 +64,10 @@ function orderShape(id: number, customerId: number) {
         .nullable(),
       currency: z.string().regex(/^[A-Z]{3}$/),
       total: z.int().min(0),
+      // docs/api.md#metadata: at most 50 keys of 1-40 characters, string values of at most 500.
+      metadata: z
+        .record(z.string().regex(/^[A-Za-z0-9_.-]{1,40}$/), z.string().max(500))
+        .refine((metadata) => Object.keys(metadata).length <= 50, 'at most 50 keys'),
       created_at: z.iso.datetime(),
       updated_at: z.iso.datetime(),
       _links: z.record(z.string(), z.strictObject({ href: z.string(), method: z.string() })),
