@@ -77,6 +77,9 @@ export type AppRouter = TRPCBuiltRouter<
           description?: string | null | undefined;
           currency?: string | undefined;
           stock?: number | undefined;
+          metadata?: {
+            [key: string]: string;
+          } | undefined;
         };
         output: {
           id: number;
@@ -87,6 +90,9 @@ export type AppRouter = TRPCBuiltRouter<
           price: number;
           currency: string;
           stock: number;
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
         };
@@ -106,6 +112,9 @@ export type AppRouter = TRPCBuiltRouter<
           price: number;
           currency: string;
           stock: number;
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
         };
@@ -130,6 +139,9 @@ export type AppRouter = TRPCBuiltRouter<
             price: number;
             currency: string;
             stock: number;
+            metadata: {
+              [key: string]: string;
+            };
             created_at: string;
             updated_at: string;
           }[];
@@ -154,6 +166,9 @@ export type AppRouter = TRPCBuiltRouter<
           description?: string | null | undefined;
           currency?: string | undefined;
           stock?: number | undefined;
+          metadata?: {
+            [key: string]: string;
+          } | undefined;
         };
         output: {
           id: number;
@@ -164,6 +179,9 @@ export type AppRouter = TRPCBuiltRouter<
           price: number;
           currency: string;
           stock: number;
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
         };
@@ -186,12 +204,18 @@ export type AppRouter = TRPCBuiltRouter<
           email: string;
           name: string;
           role?: "customer" | "admin" | undefined;
+          metadata?: {
+            [key: string]: string;
+          } | undefined;
         };
         output: {
           id: number;
           email: string;
           name: string;
           role: "customer" | "admin";
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
         };
@@ -207,6 +231,9 @@ export type AppRouter = TRPCBuiltRouter<
           email: string;
           name: string;
           role: "customer" | "admin";
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
         };
@@ -225,6 +252,9 @@ export type AppRouter = TRPCBuiltRouter<
             email: string;
             name: string;
             role: "customer" | "admin";
+            metadata: {
+              [key: string]: string;
+            };
             created_at: string;
             updated_at: string;
           }[];
@@ -247,12 +277,18 @@ export type AppRouter = TRPCBuiltRouter<
           created_at?: string | undefined;
           updated_at?: string | undefined;
           role?: "customer" | "admin" | undefined;
+          metadata?: {
+            [key: string]: string;
+          } | undefined;
         };
         output: {
           id: number;
           email: string;
           name: string;
           role: "customer" | "admin";
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
         };
@@ -304,6 +340,9 @@ export type AppRouter = TRPCBuiltRouter<
           discount_code?: string | null | undefined;
           currency?: string | undefined;
           status?: string | undefined;
+          metadata?: {
+            [key: string]: string;
+          } | undefined;
         };
         output: {
           id: number;
@@ -319,6 +358,9 @@ export type AppRouter = TRPCBuiltRouter<
           discount_code: string | null;
           currency: string;
           total: number;
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
           _links: {
@@ -369,6 +411,9 @@ export type AppRouter = TRPCBuiltRouter<
           discount_code: string | null;
           currency: string;
           total: number;
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
           _links: {
@@ -407,6 +452,13 @@ export type AppRouter = TRPCBuiltRouter<
           limit?: number | undefined;
           cursor?: string | undefined;
           status?: string | undefined;
+          customer_id?: number | undefined;
+          created_gte?: string | undefined;
+          created_lt?: string | undefined;
+          metadata?: {
+            [key: string]: string;
+          } | undefined;
+          sort?: "created_at" | "updated_at" | "total" | "-created_at" | "-updated_at" | "-total" | undefined;
         } | undefined;
         output: {
           data: {
@@ -423,6 +475,9 @@ export type AppRouter = TRPCBuiltRouter<
             discount_code: string | null;
             currency: string;
             total: number;
+            metadata: {
+              [key: string]: string;
+            };
             created_at: string;
             updated_at: string;
             _links: {
@@ -475,6 +530,9 @@ export type AppRouter = TRPCBuiltRouter<
           discount_code?: string | null | undefined;
           currency?: string | undefined;
           status?: string | undefined;
+          metadata?: {
+            [key: string]: string;
+          } | undefined;
           total?: number | undefined;
           created_at?: string | undefined;
           updated_at?: string | undefined;
@@ -519,6 +577,9 @@ export type AppRouter = TRPCBuiltRouter<
           discount_code: string | null;
           currency: string;
           total: number;
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
           _links: {
@@ -555,22 +616,22 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           id: number;
           format: "merge-patch" | "json-patch";
-          document: {
-            customer_id?: number | undefined;
+          document: ({
+            status?: string | undefined;
+            id?: number | undefined;
             items?: {
               product_id: number;
               quantity: number;
               unit_price?: number | undefined;
               line_total?: number | undefined;
             }[] | undefined;
-            address?: string | null | undefined;
-            discount_code?: string | null | undefined;
             currency?: string | undefined;
-            status?: string | undefined;
-            id?: number | undefined;
-            total?: number | undefined;
             created_at?: string | undefined;
             updated_at?: string | undefined;
+            customer_id?: number | undefined;
+            address?: string | null | undefined;
+            discount_code?: string | null | undefined;
+            total?: number | undefined;
             _links?: {
               self: {
                 href: string;
@@ -597,7 +658,10 @@ export type AppRouter = TRPCBuiltRouter<
                 method: "GET" | "POST";
               } | undefined;
             } | undefined;
-          } | ({
+            metadata?: {
+              [key: string]: string | null;
+            } | null | undefined;
+          }) | ({
             op: "replace" | "add" | "test";
             path: string;
             value: unknown;
@@ -624,6 +688,9 @@ export type AppRouter = TRPCBuiltRouter<
           discount_code: string | null;
           currency: string;
           total: number;
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
           _links: {
@@ -674,6 +741,9 @@ export type AppRouter = TRPCBuiltRouter<
           discount_code: string | null;
           currency: string;
           total: number;
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
           _links: {
@@ -724,6 +794,9 @@ export type AppRouter = TRPCBuiltRouter<
           discount_code: string | null;
           currency: string;
           total: number;
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
           _links: {
@@ -771,6 +844,9 @@ export type AppRouter = TRPCBuiltRouter<
           order_id: number;
           amount: number;
           method: "card" | "bank_transfer" | "wallet";
+          metadata?: {
+            [key: string]: string;
+          } | undefined;
         };
         output: {
           id: number;
@@ -780,6 +856,9 @@ export type AppRouter = TRPCBuiltRouter<
           currency: string;
           method: "card" | "bank_transfer" | "wallet";
           status: "captured";
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
           _links: {
@@ -816,6 +895,9 @@ export type AppRouter = TRPCBuiltRouter<
           currency: string;
           method: "card" | "bank_transfer" | "wallet";
           status: "captured";
+          metadata: {
+            [key: string]: string;
+          };
           created_at: string;
           updated_at: string;
           _links: {
@@ -856,6 +938,9 @@ export type AppRouter = TRPCBuiltRouter<
             currency: string;
             method: "card" | "bank_transfer" | "wallet";
             status: "captured";
+            metadata: {
+              [key: string]: string;
+            };
             created_at: string;
             updated_at: string;
             _links: {

@@ -139,7 +139,7 @@ export interface paths {
         };
         /**
          * List orders, newest first (customers: their own)
-         * @description Orders, newest first, paged; customers see only their own. `status` filters by a status (any case, or an upper-case alias) or `active` (confirmed, paid, shipped, delivered).
+         * @description Orders, paged, newest first unless `sort` says otherwise; customers see only their own. Filters, all optional and combined: `status` (a status in any case, an upper-case alias, or `active`: confirmed, paid, shipped, delivered), `customer_id` (admins and service clients), `created_gte` / `created_lt`, and `metadata[key]=value` (one parameter a pair, every pair must hold).
          *
          *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
          */
@@ -1089,6 +1089,16 @@ export interface components {
             service_documentation: string;
         };
         /**
+         * @description Your own key-value data: at most 50 keys of 1-40 characters (A-Z, a-z, 0-9, _, . and -), string values of at most 500 characters. Set on create; a merge patch merges it (a key set to null is removed); PUT replaces it.
+         * @example {
+         *       "erp_id": "ERP-1042",
+         *       "gift_note": "Happy birthday!"
+         *     }
+         */
+        Metadata: {
+            [key: string]: string;
+        };
+        /**
          * @description customer or admin.
          * @enum {string}
          */
@@ -1132,6 +1142,7 @@ export interface components {
             currency: string;
             /** @description Units available (reserved units of confirmed orders are taken out). */
             stock: number;
+            metadata: components["schemas"]["Metadata"];
             /**
              * Format: date-time
              * @description RFC 3339 UTC timestamp.
@@ -1167,6 +1178,7 @@ export interface components {
             email: string;
             name: string;
             role: components["schemas"]["UserRole"];
+            metadata: components["schemas"]["Metadata"];
             /**
              * Format: date-time
              * @description RFC 3339 UTC timestamp.
@@ -1225,6 +1237,7 @@ export interface components {
             currency: string;
             /** @description Sum of line_total, minor units. */
             total: number;
+            metadata: components["schemas"]["Metadata"];
             /**
              * Format: date-time
              * @description RFC 3339 UTC timestamp.
@@ -1301,6 +1314,7 @@ export interface components {
              * @constant
              */
             status: "captured";
+            metadata: components["schemas"]["Metadata"];
             /**
              * Format: date-time
              * @description RFC 3339 UTC timestamp.
@@ -1564,6 +1578,7 @@ export interface components {
              * @example confirmed
              */
             status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED") | string;
+            metadata?: components["schemas"]["Metadata"];
             /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
             readonly total?: number | null;
             /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
@@ -1821,6 +1836,7 @@ export interface operations {
                      * @example 100
                      */
                     stock?: number;
+                    metadata?: components["schemas"]["Metadata"];
                 };
             };
         };
@@ -2229,6 +2245,7 @@ export interface operations {
                      * @example 100
                      */
                     stock?: number;
+                    metadata?: components["schemas"]["Metadata"];
                     /**
                      * Format: date-time
                      * @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value.
@@ -2819,6 +2836,7 @@ export interface operations {
                     name: string;
                     /** @description Defaults to customer. Only an admin may set another role. */
                     role?: components["schemas"]["UserRole"];
+                    metadata?: components["schemas"]["Metadata"];
                     /** @description Write-only; stored as a salted scrypt hash, never returned. */
                     password: string;
                 };
@@ -3213,6 +3231,7 @@ export interface operations {
                     name: string;
                     /** @description Defaults to customer. Only an admin may set another role. */
                     role?: components["schemas"]["UserRole"];
+                    metadata?: components["schemas"]["Metadata"];
                     /** @description Write-only; stored as a salted scrypt hash, never returned. */
                     password?: string;
                     /** @description Write-only; required to change your own email or password (not for an admin changing another user's). Never stored or returned. */
@@ -3621,6 +3640,18 @@ export interface operations {
             query?: {
                 /** @description A status in any case, an upper-case alias, or `active` (confirmed, paid, shipped, delivered). */
                 status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED" | "active") | string;
+                /** @description Only this customer's orders (admins and service clients). A customer may name only themself: another customer's id is 403. */
+                customer_id?: number;
+                /** @description Only orders created at or after this instant (RFC 3339). */
+                created_gte?: string;
+                /** @description Only orders created before this instant (RFC 3339). */
+                created_lt?: string;
+                /** @description Only orders whose metadata holds every given key with the given value: `metadata[erp_id]=ERP-1042` (REST, deepObject style: one parameter a pair); an object on /trpc. Fast for a value few orders share (an id): the matches are read from an index, then sorted. */
+                metadata?: {
+                    [key: string]: string;
+                };
+                /** @description The order of the list: created_at, -created_at, updated_at, -updated_at, total, -total (default -created_at; `-` is descending, the id breaks ties). Any other is 400 listing them. A cursor is good only with the sort that issued it. */
+                sort?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "total" | "-total";
                 /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
@@ -3824,6 +3855,7 @@ export interface operations {
                      * @example draft
                      */
                     status?: ("draft" | "CREATED") | string;
+                    metadata?: components["schemas"]["Metadata"];
                 };
             };
         };
@@ -4235,6 +4267,7 @@ export interface operations {
                      * @example confirmed
                      */
                     status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED") | string;
+                    metadata?: components["schemas"]["Metadata"];
                     /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
                     readonly total?: number;
                     /**
@@ -5427,6 +5460,7 @@ export interface operations {
                      */
                     amount: number;
                     method: components["schemas"]["PaymentMethod"];
+                    metadata?: components["schemas"]["Metadata"];
                 };
             };
         };

@@ -855,6 +855,14 @@ async function measureLists(orderCount: number): Promise<string> {
       { label: 'customer: status=active', path: '/orders?limit=20&status=active', token: customer },
       { label: `customer: page=${deepCustomer + 1} (offset)`, path: `/orders?limit=20&page=${deepCustomer + 1}`, token: customer, raw: true },
       { label: 'customer: same depth by cursor', path: `/orders?limit=20&cursor=${await at(deepCustomer * 20, true)}`, token: customer },
+      // Issue 25's filters and sorts (the seed's metadata: order n has erp_id ERP-<n>).
+      { label: 'admin: customer_id', path: `/orders?limit=20&customer_id=${customerId}`, token: admin },
+      { label: 'admin: created range (a day)', path: `/orders?limit=20&created_gte=${encodeURIComponent(new Date(Date.now() - 2 * 86_400_000).toISOString())}&created_lt=${encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString())}`, token: admin },
+      { label: 'admin: sort=-total', path: '/orders?limit=20&sort=-total', token: admin },
+      { label: 'admin: sort=updated_at', path: '/orders?limit=20&sort=updated_at', token: admin },
+      { label: 'admin: status=paid&sort=total', path: '/orders?limit=20&status=paid&sort=total', token: admin },
+      { label: 'admin: metadata[erp_id]', path: `/orders?limit=20&metadata[erp_id]=ERP-${Math.ceil(orderCount / 2)}`, token: admin },
+      { label: 'customer: sort=-total', path: '/orders?limit=20&sort=-total', token: customer },
     ];
     const requests = Math.max(50, rounds * 100);
     const lines = [`Lists at ${size?.orders} orders (PostgreSQL): single requests in sequence, ${requests} per shape after 20 warm-up`, ''];

@@ -5,7 +5,9 @@
  * `customers` new customers share the orders round-robin; statuses follow a fixed mix (most
  * orders finished, a tenth draft) drawn by a hash of the order's number, so every customer has
  * every status; creation times step back 20 s an order from now, three orders sharing each
- * instant (ties the id must break); each order gets two lines of the products given.
+ * instant (ties the id must break); each order gets two lines of the products given (its
+ * `total` their sum) and the metadata `{"erp_id": "ERP-<n>"}` (`<n>` its number in this seed,
+ * 1 the newest), for the metadata filter.
  */
 import type { Sql } from 'postgres';
 
@@ -51,11 +53,15 @@ export async function seedOrders(sql: Sql, options: SeedOrdersOptions): Promise<
     for (const key of foreignKeys) await tx.unsafe(`alter table ${key.table} drop constraint "${key.name}"`);
     const ordersStart = (await tx<{ next: number }[]>`select coalesce(max(id), 0) + 1 as next from orders`)[0]?.next ?? 1;
     await tx`
-      insert into orders (customer_id, address, status, currency, created_at, updated_at)
-      select (${customerIds}::int[])[1 + n % ${customerIds.length}::int],
+      insert into orders (id, customer_id, address, status, currency, total, metadata, created_at, updated_at)
+      select ${ordersStart}::int + n - 1,
+             (${customerIds}::int[])[1 + n % ${customerIds.length}::int],
              n || ' Seed Street',
              (${STATUS_MIX}::text[])[1 + abs(hashint4(n)) % ${STATUS_MIX.length}::int],
              'USD',
+             -- The sum of the two lines below, each (1 + id % 3) x 100 x (1 + id % 50).
+             2 * (1 + (${ordersStart}::int + n - 1) % 3) * 100 * (1 + (${ordersStart}::int + n - 1) % 50),
+             jsonb_build_object('erp_id', 'ERP-' || n),
              now() - make_interval(secs => (n - n % 3) * 20),
              now() - make_interval(secs => (n - n % 3) * 20)
       from generate_series(1, ${options.orders}::int) as n`;
@@ -65,6 +71,8 @@ export async function seedOrders(sql: Sql, options: SeedOrdersOptions): Promise<
       from orders o cross join generate_series(0, 1) as line
       where o.id >= ${ordersStart}`;
     await tx`set local maintenance_work_mem = '256MB'`;
+    // The ids were given: the sequence goes on after them.
+    await tx`select setval(pg_get_serial_sequence('orders', 'id'), (select max(id) from orders))`;
     for (const index of indexes) await tx.unsafe(index.definition);
     for (const key of foreignKeys) await tx.unsafe(`alter table ${key.table} add constraint "${key.name}" ${key.definition}`);
   });

@@ -1,6 +1,13 @@
 import { sql, type SQLWrapper } from 'drizzle-orm';
 import { bigint, boolean, check, index, integer, json, jsonb, pgTable, primaryKey, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
+/**
+ * A resource's own key-value data (docs/api.md#metadata): at most 50 string values, checked by the
+ * schemas. jsonb, so the order list's `metadata[key]=value` filter is a containment (`@>`) a GIN
+ * index answers.
+ */
+const metadata = () => jsonb('metadata').$type<Record<string, string>>().notNull().default({});
+
 const timestamps = {
   createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
@@ -14,6 +21,7 @@ export const users = pgTable(
     name: text('name').notNull(),
     role: text('role', { enum: ['customer', 'admin'] }).notNull(),
     passwordHash: text('password_hash').notNull(),
+    metadata: metadata(),
     ...timestamps,
   },
   (t) => [uniqueIndex('users_email_lower_key').on(sql`lower(${t.email})`)],
@@ -31,6 +39,7 @@ export const products = pgTable(
     currency: text('currency').notNull().default('USD'),
     stock: integer('stock').notNull().default(0),
     archivedAt: timestamp('archived_at', { withTimezone: true, precision: 3 }),
+    metadata: metadata(),
     ...timestamps,
   },
   (t) => [
@@ -79,6 +88,12 @@ export const orders = pgTable(
     status: text('status').$type<OrderStatus>().notNull().default('draft'),
     discountCode: text('discount_code'),
     currency: text('currency').notNull().default('USD'),
+    /**
+     * The sum of the lines (unit price x quantity), kept by the service whenever the lines are
+     * written, so the list can sort by it from an index (the representation still sums the lines).
+     */
+    total: bigint('total', { mode: 'number' }).notNull().default(0),
+    metadata: metadata(),
     ...timestamps,
   },
   // One index per list shape (everyone's or a customer's; any status, one status, or active), each
@@ -91,6 +106,13 @@ export const orders = pgTable(
     index('orders_customer_created_idx').on(t.customerId, t.createdAt, t.id),
     index('orders_customer_status_created_idx').on(t.customerId, t.status, t.createdAt, t.id),
     index('orders_customer_active_created_idx').on(t.customerId, t.createdAt, t.id).where(isActiveOrder(t.status)),
+    // The other sorts (issue 25), everyone's and a customer's, each read in either direction.
+    index('orders_updated_idx').on(t.updatedAt, t.id),
+    index('orders_customer_updated_idx').on(t.customerId, t.updatedAt, t.id),
+    index('orders_total_idx').on(t.total, t.id),
+    index('orders_customer_total_idx').on(t.customerId, t.total, t.id),
+    // `metadata @> '{"key": "value"}'`: the list's metadata filter (jsonb_path_ops: containment only, smaller).
+    index('orders_metadata_idx').using('gin', t.metadata.op('jsonb_path_ops')),
   ],
 );
 
@@ -128,6 +150,7 @@ export const payments = pgTable(
     status: text('status').$type<'captured'>().notNull().default('captured'),
     /** The sum of the payment's refunds, kept beside `amount` so the check below can bound it. */
     amountRefunded: bigint('amount_refunded', { mode: 'number' }).notNull().default(0),
+    metadata: metadata(),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
     /** Its last refund (its creation until then): the payment's Last-Modified. */
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),

@@ -15,7 +15,7 @@ import type { RestMeta } from '../trpc/meta.ts';
 import { createCallerFactory } from '../trpc/trpc.ts';
 import { notModified, sendValidators } from './conditional-requests.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
-import { refuseUnknownQueryParameters } from './query-parameters.ts';
+import { deepObjectMember, refuseUnknownQueryParameters } from './query-parameters.ts';
 import { restRoutes, type ParamKind, type RestRoute } from './rest-routes.ts';
 
 const PREFIXES = [API_PREFIX, '/api'];
@@ -64,6 +64,24 @@ function coerce(field: string, raw: unknown, kind: ParamKind): unknown {
   return Number(raw);
 }
 
+/**
+ * The members of deepObject parameter `name` (`name[key]=value`), or undefined when none is
+ * given. `name` alone is no member (400), nor is a member given twice.
+ */
+function deepObjectInput(name: string, query: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (query[name] !== undefined) throw badParam(name, `must be given as ${name}[key]=value`);
+  let members: Record<string, unknown> | undefined;
+  for (const [parameter, raw] of Object.entries(query)) {
+    const member = deepObjectMember(parameter);
+    if (member?.name !== name) continue;
+    // A key the object cannot hold as data would be lost, and the filter with it.
+    if (member.key === '__proto__') throw badParam(parameter, 'names a reserved key');
+    members ??= {};
+    members[member.key] = coerce(parameter, raw, 'string');
+  }
+  return members;
+}
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -94,7 +112,10 @@ function buildInput(route: RestRoute, request: FastifyRequest): Record<string, u
   } else if (route.queryParams.size > 0) {
     const query = request.query as Record<string, unknown>;
     for (const [key, kind] of route.queryParams) {
-      if (query[key] !== undefined) input[key] = coerce(key, query[key], kind);
+      if (kind === 'deepObject') {
+        const members = deepObjectInput(key, query);
+        if (members !== undefined) input[key] = members;
+      } else if (query[key] !== undefined) input[key] = coerce(key, query[key], kind);
     }
   }
   // Path parameters win over body fields of the same name (a PUT body's `id` is read-only).

@@ -10,8 +10,11 @@ import type { Policy } from '../auth/policy.ts';
 import type { Meta, RestMeta } from '../trpc/meta.ts';
 import { procedureRecord } from '../trpc/trpc-internals.ts';
 
-/** How a path or query parameter's text becomes input: integers as numbers, the rest as given. */
-export type ParamKind = 'int' | 'string';
+/**
+ * How a path or query parameter's text becomes input: integers as numbers, the rest as given; a
+ * record (`metadata`) is a deepObject, `name[key]=value` for each member (query-parameters.ts).
+ */
+export type ParamKind = 'int' | 'string' | 'deepObject';
 
 export interface RestRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -52,7 +55,7 @@ const isWrapper = (schema: z.core.$ZodType): schema is Wrapper =>
 function paramKind(schema: z.core.$ZodType): ParamKind {
   let base = schema;
   while (isWrapper(base)) base = base.unwrap();
-  return base instanceof z.ZodNumber ? 'int' : 'string';
+  return base instanceof z.ZodNumber ? 'int' : base instanceof z.ZodRecord ? 'deepObject' : 'string';
 }
 
 /** A member no input declares, to see whether an input schema refuses what it does not declare. */

@@ -153,3 +153,51 @@ export function responseExample<T extends z.ZodType>(schema: T, value: z.output<
   examples.add(schema, { value });
   return schema;
 }
+
+/** Bounds of `metadata` (docs/api.md#metadata), Stripe's. */
+export const METADATA_LIMITS = { keys: 50, keyLength: 40, valueLength: 500 } as const;
+const METADATA_KEY = new RegExp(`^[A-Za-z0-9_.-]{1,${METADATA_LIMITS.keyLength}}$`);
+const METADATA_KEY_MESSAGE = `a key must be 1-${METADATA_LIMITS.keyLength} characters of A-Z, a-z, 0-9, _, . and -`;
+
+export const MetadataKey = z.string().regex(METADATA_KEY, METADATA_KEY_MESSAGE);
+
+const MetadataValue = text(0, METADATA_LIMITS.valueLength, { multiline: true });
+
+/**
+ * A resource's own key-value data: at most 50 keys, each with a string value of at most 500
+ * characters. More keys, a longer key or value, or a value that is no string: 422 naming
+ * `metadata` or `metadata.<key>`. (A `__proto__` key is dropped, as Zod drops it from every record;
+ * REST refuses it in any body already.)
+ */
+/** The record and its bounds, without a name: the filter of a list takes it inline (metadataFilter). */
+const metadataRecord = () =>
+  z
+    .record(MetadataKey, MetadataValue, { error: (issue) => (issue.code === 'invalid_key' ? METADATA_KEY_MESSAGE : undefined) })
+    .refine((value) => Object.keys(value).length <= METADATA_LIMITS.keys, `must have at most ${METADATA_LIMITS.keys} keys`);
+
+const maxKeys = ({ jsonSchema }: { jsonSchema: Record<string, unknown> }): void => {
+  jsonSchema.maxProperties = METADATA_LIMITS.keys;
+};
+
+export const Metadata = metadataRecord().meta({
+  id: 'Metadata',
+  description: `Your own key-value data: at most ${METADATA_LIMITS.keys} keys of 1-${METADATA_LIMITS.keyLength} characters (A-Z, a-z, 0-9, _, . and -), string values of at most ${METADATA_LIMITS.valueLength} characters. Set on create; a merge patch merges it (a key set to null is removed); PUT replaces it.`,
+  example: { erp_id: 'ERP-1042', gift_note: 'Happy birthday!' },
+  override: maxKeys,
+});
+
+/**
+ * A list's metadata filter: pairs every match holds. A query parameter of `style: deepObject`
+ * on REST (`metadata[erp_id]=ERP-1042`), an object on /trpc; the same bounds as metadata.
+ */
+export const metadataFilter = (description: string) =>
+  metadataRecord()
+    .optional()
+    .meta({ description, example: { erp_id: 'ERP-1042' }, param: { style: 'deepObject', explode: true }, override: maxKeys });
+export type Metadata = z.infer<typeof Metadata>;
+
+/** The same keys with the same values, in any order: whether a write changes a resource's metadata. */
+export function sameMetadata(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && b[key] === a[key]);
+}

@@ -64,6 +64,10 @@ function orderShape(id: number, customerId: number) {
         .nullable(),
       currency: z.string().regex(/^[A-Z]{3}$/),
       total: z.int().min(0),
+      // docs/api.md#metadata: at most 50 keys of 1-40 characters, string values of at most 500.
+      metadata: z
+        .record(z.string().regex(/^[A-Za-z0-9_.-]{1,40}$/), z.string().max(500))
+        .refine((metadata) => Object.keys(metadata).length <= 50, 'at most 50 keys'),
       created_at: z.iso.datetime(),
       updated_at: z.iso.datetime(),
       _links: z.record(z.string(), z.strictObject({ href: z.string(), method: z.string() })),
@@ -139,7 +143,7 @@ async function checkPatch(contentType: string, document: unknown): Promise<void>
 
 // ---------------------------------------------------------------- arbitraries
 
-const FIELDS = ['id', 'customer_id', 'items', 'address', 'status', 'discount_code', 'currency', 'total', 'created_at', 'updated_at', '_links'];
+const FIELDS = ['id', 'customer_id', 'items', 'address', 'status', 'discount_code', 'currency', 'total', 'metadata', 'created_at', 'updated_at', '_links'];
 
 const anyStatus = fc.oneof(fc.constantFrom(...STATUSES, 'CREATED', 'CONFIRMED', 'Cancelled', 'active', ''), fc.string());
 /** Product ids are only known after beforeAll, so the arbitraries that use them are built lazily. */
@@ -168,6 +172,11 @@ const valueFor = (field: string): fc.Arbitrary<unknown> => {
       return fc.oneof(fc.constantFrom('USD', 'usd', 'EURO', null), fc.jsonValue({ maxDepth: 1 }));
     case 'customer_id':
       return fc.oneof(fc.constant(null), fc.integer(), fc.jsonValue({ maxDepth: 1 }));
+    case 'metadata':
+      return fc.oneof(
+        { weight: 3, arbitrary: fc.dictionary(fc.constantFrom('erp_id', 'note', 'a.b-c', 'bad key', 'k'.repeat(41)), fc.oneof(fc.string({ maxLength: 10 }), fc.constant(null), fc.constant('x'.repeat(501)), fc.integer())) },
+        { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
+      );
     default:
       return fc.jsonValue({ maxDepth: 2 });
   }

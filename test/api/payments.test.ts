@@ -63,6 +63,7 @@ describe('POST /payments captures a payment and the order becomes paid (docs/api
       currency: 'USD',
       method: 'wallet',
       status: 'captured',
+      metadata: {},
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: payment.created_at,
       _links: {
@@ -72,7 +73,7 @@ describe('POST /payments captures a payment and the order becomes paid (docs/api
         refund: { href: `${self}/refunds`, method: 'POST' },
       },
     });
-    expect(Object.keys(payment)).toEqual(['id', 'order_id', 'amount', 'amount_refunded', 'currency', 'method', 'status', 'created_at', 'updated_at', '_links']);
+    expect(Object.keys(payment)).toEqual(['id', 'order_id', 'amount', 'amount_refunded', 'currency', 'method', 'status', 'metadata', 'created_at', 'updated_at', '_links']);
 
     const { order: paid } = await readOrder(t, order.id, scene.alice.token);
     expect(paid.status).toBe('paid');

@@ -67,7 +67,7 @@ describe('POST /users without a token registers a customer', () => {
     const input = userInput({ password: 'a-very-secret-password' });
     const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: input });
     expect(res.statusCode).toBe(201);
-    expect(Object.keys(res.json() as object).sort()).toEqual(['created_at', 'email', 'id', 'name', 'role', 'updated_at']);
+    expect(Object.keys(res.json() as object).sort()).toEqual(['created_at', 'email', 'id', 'metadata', 'name', 'role', 'updated_at']);
     expect(res.body).not.toContain('a-very-secret-password');
     expect(res.body).not.toMatch(/password|hash|scrypt/i);
   });

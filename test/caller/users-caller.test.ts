@@ -30,7 +30,7 @@ describe('users.create: anyone registers a customer; only an admin chooses anoth
     const input = userInput();
     const user = await anonymous.users.create(input);
     expect(user).toMatchObject({ email: input.email, name: input.name, role: 'customer' });
-    expect(Object.keys(user).sort()).toEqual(['created_at', 'email', 'id', 'name', 'role', 'updated_at']);
+    expect(Object.keys(user).sort()).toEqual(['created_at', 'email', 'id', 'metadata', 'name', 'role', 'updated_at']);
   });
 
   it('role admin from an anonymous caller or a customer is FORBIDDEN', async () => {

@@ -28,6 +28,7 @@ export function productInput(overrides: Partial<ProductInputBody> = {}): Require
     price: 1000 + sequence,
     currency: 'USD',
     stock: 10,
+    metadata: {},
     ...overrides,
   };
 }
@@ -44,6 +45,6 @@ export async function createProduct(t: TestApp, overrides: Partial<ProductInputB
 
 /** The PUT body of a product: its representation without the read-only fields. */
 export function writableProduct(product: ProductBody): Required<ProductInputBody> {
-  const { sku, name, description, category, price, currency, stock } = product;
-  return { sku, name, description, category, price, currency, stock };
+  const { sku, name, description, category, price, currency, stock, metadata } = product;
+  return { sku, name, description, category, price, currency, stock, metadata };
 }

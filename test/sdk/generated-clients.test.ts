@@ -85,6 +85,11 @@ async function withOpenapiFetch(productId: number): Promise<Record<string, unkno
   });
   const total: number | undefined = patched.data?.total;
 
+  // The list's metadata filter is a deepObject parameter: openapi-fetch sends metadata[erp_id]=...
+  await api.PATCH('/api/v1/orders/{id}', { params: { path: { id } }, body: { metadata: { erp_id: 'ERP-GEN' } }, headers: { ...customer, ...MERGE } });
+  const listed = await api.GET('/api/v1/orders', { params: { query: { metadata: { erp_id: 'ERP-GEN' }, sort: '-total' } }, headers: customer });
+  const filtered = { code: listed.response.status, onlyThisOrder: listed.data?.data.map((order) => order.id).join() === String(id) };
+
   // A move the state machine refuses: 409 invalid-state-transition, narrowed by its type.
   const refused = await api.PATCH('/api/v1/orders/{id}', { params: { path: { id } }, body: { status: 'shipped' }, headers: { ...customer, ...MERGE } });
   let allowed: Status[] = [];
@@ -96,7 +101,7 @@ async function withOpenapiFetch(productId: number): Promise<Record<string, unkno
   const again = await api.GET('/api/v1/products/{id}', { params: { path: { id: productId }, header: { 'If-None-Match': etag } } });
   const notModified = again.response.status === 304 ? { status: 304, etag: again.response.headers.get('etag'), data: again.data ?? null } : { status: again.response.status };
 
-  return { health: { code: health.response.status, status }, merged: { code: merged.response.status, address: merged.data?.address }, patched: { code: patched.response.status, total }, refused: { code: refused.response.status, allowed }, notModified };
+  return { health: { code: health.response.status, status }, merged: { code: merged.response.status, address: merged.data?.address }, patched: { code: patched.response.status, total }, filtered, refused: { code: refused.response.status, allowed }, notModified };
 }
 
 async function withHeyApi(productId: number): Promise<Record<string, unknown>> {
@@ -212,6 +217,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('clients generated from /api
       health: { code: 200, status: 'ok' },
       merged: { code: 200, address: '2 Side St' },
       patched: { code: 200, total: 2700 },
+      filtered: { code: 200, onlyThisOrder: true },
       refused: { code: 409, allowed: ['confirmed', 'cancelled'] },
       notModified: { status: 304, etag: expect.stringMatching(/^"/), data: null },
     });

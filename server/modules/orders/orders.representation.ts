@@ -47,6 +47,7 @@ export function toOrder({ row, items }: LoadedOrder, basePath: string): Order {
     discount_code: row.discountCode,
     currency: row.currency,
     total: lines.reduce((sum, line) => sum + line.line_total, 0),
+    metadata: row.metadata,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
     _links: links,

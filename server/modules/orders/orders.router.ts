@@ -44,7 +44,7 @@ export const ordersRouter = router({
 
   list: reader
     .meta({
-      openapi: { method: 'GET', path: '/orders', tags, summary: 'List orders, newest first (customers: their own)', description: 'Orders, newest first, paged; customers see only their own. `status` filters by a status (any case, or an upper-case alias) or `active` (confirmed, paid, shipped, delivered).' },
+      openapi: { method: 'GET', path: '/orders', tags, summary: 'List orders, newest first (customers: their own)', description: 'Orders, paged, newest first unless `sort` says otherwise; customers see only their own. Filters, all optional and combined: `status` (a status in any case, an upper-case alias, or `active`: confirmed, paid, shipped, delivered), `customer_id` (admins and service clients), `created_gte` / `created_lt`, and `metadata[key]=value` (one parameter a pair, every pair must hold).' },
       rest: { kind: 'list', cache: 'private' },
     })
     .input(OrderListQuery)

@@ -9,6 +9,8 @@ import {
   MAX_ORDER_TOTAL,
   MAX_PRICE,
   MAX_QUANTITY,
+  Metadata,
+  metadataFilter,
   PageQuery,
   pageExample,
   readOnly,
@@ -105,6 +107,7 @@ export const Order = z
     discount_code: z.string().nullable(),
     currency: Currency,
     total: Total,
+    metadata: Metadata,
     created_at: Timestamp,
     updated_at: Timestamp,
     _links: OrderLinks,
@@ -131,6 +134,7 @@ export const OrderCreate = z
     discount_code: DiscountCode.optional(),
     currency: Currency.optional(),
     status: CreateStatusInput.optional(),
+    metadata: Metadata.optional(),
   })
   .meta({ id: 'OrderInput' });
 export type OrderCreate = z.infer<typeof OrderCreate>;
@@ -146,6 +150,7 @@ export const OrderDocument = z.strictObject({
   discount_code: DiscountCode.optional(),
   currency: Currency.optional(),
   status: StatusInput.optional(),
+  metadata: Metadata.optional(),
   id: readOnly(Id),
   total: readOnly(Total),
   created_at: readOnly(Timestamp),
@@ -167,8 +172,11 @@ export type OrderReplace = z.infer<typeof OrderReplace>;
 
 export const PATCH_FORMATS = ['merge-patch', 'json-patch'] as const;
 
-/** A merge patch (RFC 7396): members of the order's writable document; `null` removes a nullable one. */
-export type OrderMergePatch = z.input<typeof OrderDocument>;
+/**
+ * A merge patch (RFC 7396): members of the order's writable document; `null` removes a nullable
+ * one, and a metadata key set to `null` is removed (the others are kept).
+ */
+export type OrderMergePatch = Omit<z.input<typeof OrderDocument>, 'metadata'> & { metadata?: Record<string, string | null> | null };
 
 /** One operation of a JSON Patch (RFC 6902). */
 export type JsonPatchOperation =
@@ -189,6 +197,27 @@ export const OrderPatch = z.strictObject({
 });
 export type OrderPatch = z.infer<typeof OrderPatch>;
 
+/** The order list's sorts (docs/api.md#lists-and-paging): a field, `-` for descending; the id breaks ties. */
+export const ORDER_SORTS = ['created_at', '-created_at', 'updated_at', '-updated_at', 'total', '-total'] as const;
+export type OrderSort = (typeof ORDER_SORTS)[number];
+
+/**
+ * A `sort` is any text to the schema, typed as the six sorts: one outside them is 400 listing
+ * them (the service says so, docs/api.md#lists-and-paging), as a client that asks for an order
+ * the list cannot give is a malformed request, not a bad value of a field.
+ */
+const SortInput = z
+  .custom<OrderSort>((value) => typeof value === 'string' && value.length <= 64, 'must be one of ' + ORDER_SORTS.join(', '))
+  .meta({
+    example: '-total',
+    override: ({ jsonSchema }) => {
+      Object.assign(jsonSchema, { type: 'string', enum: [...ORDER_SORTS] });
+    },
+  });
+
+/** An RFC 3339 instant with `Z` or an offset; year 0000 is no year PostgreSQL takes. */
+const Instant = z.iso.datetime({ offset: true }).refine((value) => !value.startsWith('0000'), 'must be in year 0001 or later');
+
 export const OrderListQuery = z
   .strictObject({
     status: z
@@ -200,6 +229,17 @@ export const OrderListQuery = z
         example: 'active',
         override: closedSetInAnyCase([...ORDER_STATUSES, ...UPPER_CASE_NAMES, 'active']),
       }),
+    customer_id: Id.optional().meta({
+      description: "Only this customer's orders (admins and service clients). A customer may name only themself: another customer's id is 403.",
+    }),
+    created_gte: Instant.optional().meta({ description: 'Only orders created at or after this instant (RFC 3339).', example: '2026-01-01T00:00:00Z' }),
+    created_lt: Instant.optional().meta({ description: 'Only orders created before this instant (RFC 3339).', example: '2026-02-01T00:00:00Z' }),
+    metadata: metadataFilter(
+      'Only orders whose metadata holds every given key with the given value: `metadata[erp_id]=ERP-1042` (REST, deepObject style: one parameter a pair); an object on /trpc. Fast for a value few orders share (an id): the matches are read from an index, then sorted.',
+    ),
+    sort: SortInput.optional().meta({
+      description: `The order of the list: ${ORDER_SORTS.join(', ')} (default -created_at; \`-\` is descending, the id breaks ties). Any other is 400 listing them. A cursor is good only with the sort that issued it.`,
+    }),
     ...PageQuery,
   })
   // No input at all is the first page of everything: `list()` needs no `{}`.
@@ -221,6 +261,7 @@ const draft: Order = {
   discount_code: 'SPRING-10',
   currency: 'USD',
   total: 4548,
+  metadata: { erp_id: 'ERP-1042' },
   created_at: '2026-01-31T12:00:00.000Z',
   updated_at: '2026-01-31T12:05:00.000Z',
   _links: {
@@ -236,6 +277,7 @@ requestExample(OrderCreate, {
   ],
   address: '1 Main St, Springfield',
   discount_code: 'SPRING-10',
+  metadata: { erp_id: 'ERP-1042' },
 });
 requestExample(OrderReplace, {
   id: 17,

@@ -10,17 +10,17 @@ import { invalidToken, type Caller } from '../../auth/tokens.ts';
 import { transaction, type Db } from '../../db/client.ts';
 import { statement, statements } from '../../db/statements.ts';
 import { isActiveOrder, orderItems, orders, payments, products, users } from '../../db/schema.ts';
-import { DomainError, type FieldError } from '../../errors/problems.ts';
+import { clip, DomainError, type FieldError } from '../../errors/problems.ts';
 import { API_PREFIX } from '../../lib/api-paths.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
-import type { Page } from '../common.schemas.ts';
+import { sameMetadata, type Page } from '../common.schemas.ts';
 import { keyPlaceholders, keysetCondition, keysetOrder, keyValues, pageOf, readPageRequest, limitOffset, type CursorCodec, type PageRequest, type SortTerm } from '../paging.ts';
 import { releaseStock, reserveStock } from '../products/products.stock.ts';
 import { refundRemaining } from '../refunds/refunds.ledger.ts';
 import { orderEvents } from './orders.events.ts';
 import { parseOrderDocument, patcherFor } from './orders.patch.ts';
-import { toOrder, type ItemRow, type LoadedOrder } from './orders.representation.ts';
+import { orderTotal, toOrder, type ItemRow, type LoadedOrder } from './orders.representation.ts';
 import {
   addressEditable,
   allowedNext,
@@ -31,7 +31,7 @@ import {
   type Channel,
   type OrderStatus,
 } from './orders.rules.ts';
-import { Order, type OrderCreate, type OrderDocument, type OrderListQuery, type OrderPatch, type OrderReplace } from './orders.schemas.ts';
+import { ORDER_SORTS, Order, type OrderCreate, type OrderSort, type OrderDocument, type OrderListQuery, type OrderPatch, type OrderReplace } from './orders.schemas.ts';
 
 export type { LoadedOrder } from './orders.representation.ts';
 
@@ -59,6 +59,8 @@ const orderColumns = {
   status: orders.status,
   discountCode: orders.discountCode,
   currency: orders.currency,
+  total: orders.total,
+  metadata: orders.metadata,
   createdAt: orders.createdAt,
   updatedAt: orders.updatedAt,
 };
@@ -250,16 +252,30 @@ const updateOrder = statement('order_update', (db) =>
       status: sql`${sql.placeholder('status')}`,
       discountCode: sql`${sql.placeholder('discountCode')}`,
       currency: sql`${sql.placeholder('currency')}`,
+      total: sql`${sql.placeholder('total')}`,
+      metadata: sql`${sql.placeholder('metadata')}::jsonb`,
       updatedAt: sql`${sql.placeholder('updatedAt')}`,
     })
     .where(eq(orders.id, sql.placeholder('id')))
     .returning(orderColumns),
 );
 
+/** Writes the (locked) order's row as it now is, its total summed from its lines as they now are. */
 async function saveOrder(tx: Db, order: LoadedOrder): Promise<void> {
-  const { id, customerId, address, status, discountCode, currency } = order.row;
-  // As drizzle sends a timestamp column's Date (a placeholder's value is sent as it is).
-  const [row] = await updateOrder(tx, { id, customerId, address, status, discountCode, currency, updatedAt: new Date().toISOString() });
+  const { id, customerId, address, status, discountCode, currency, metadata } = order.row;
+  const total = orderTotal(order.items);
+  // As drizzle sends a timestamp column's Date (a placeholder's value is sent as it is); jsonb as its text.
+  const [row] = await updateOrder(tx, {
+    id,
+    customerId,
+    address,
+    status,
+    discountCode,
+    currency,
+    total,
+    metadata: JSON.stringify(metadata),
+    updatedAt: new Date().toISOString(),
+  });
   if (!row) throw notFound(id);
   order.row = row;
 }
@@ -339,6 +355,8 @@ const insertOrder = statement('order_insert', (db) =>
       address: sql.placeholder('address'),
       discountCode: sql.placeholder('discountCode'),
       currency: sql.placeholder('currency'),
+      total: sql.placeholder('total'),
+      metadata: sql`${sql.placeholder('metadata')}::jsonb`,
       status: 'draft',
     })
     .returning(orderColumns),
@@ -354,7 +372,14 @@ export async function createOrder({ db, caller, input }: Access & { input: Order
     const customerId = await resolveCustomer(tx, caller, input.customer_id);
     const currency = input.currency ?? 'USD';
     const priced = await priceItems(tx, input.items, currency, []);
-    const [row] = await insertOrder(tx, { customerId, address: input.address ?? null, discountCode: input.discount_code ?? null, currency });
+    const [row] = await insertOrder(tx, {
+      customerId,
+      address: input.address ?? null,
+      discountCode: input.discount_code ?? null,
+      currency,
+      total: priced.reduce((sum, item) => sum + item.unitPrice * item.quantity, 0),
+      metadata: JSON.stringify(input.metadata ?? {}),
+    });
     if (!row) throw new Error('insert returned no row');
     const order = represent({ row, items: await writeItems(tx, row.id, priced, true) });
     await orderEvents.record(tx, { type: 'order.created', object: order });
@@ -369,36 +394,86 @@ export async function getOrder({ db, caller, id }: Access & { id: number }): Pro
 }
 
 type StatusFilter = 'any' | 'active' | OrderStatus;
-type ListShape = `${'all' | 'own'}_${StatusFilter}_${PageRequest['direction']}`;
 
 type ListRow = typeof orders.$inferSelect;
 
-/** Newest first; the id orders orders made in the same millisecond. */
-const listOrder: SortTerm<ListRow>[] = [
-  { column: orders.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
-  { column: orders.id, kind: 'integer', descending: true, read: (row) => row.id },
-];
+/** Each sort's terms: one direction for every term, so a page is one index range (the id breaks ties). */
+const SORT_COLUMNS: Record<'created_at' | 'updated_at' | 'total', Omit<SortTerm<ListRow>, 'descending'>> = {
+  created_at: { column: orders.createdAt, kind: 'instant', read: (row) => row.createdAt.toISOString() },
+  updated_at: { column: orders.updatedAt, kind: 'instant', read: (row) => row.updatedAt.toISOString() },
+  total: { column: orders.total, kind: 'bigint', read: (row) => row.total },
+};
+const idTerm: Omit<SortTerm<ListRow>, 'descending'> = { column: orders.id, kind: 'integer', read: (row) => row.id };
+
+const SORT_TERMS = new Map<OrderSort, SortTerm<ListRow>[]>(
+  ORDER_SORTS.map((sort) => {
+    const descending = sort.startsWith('-');
+    const field = SORT_COLUMNS[(descending ? sort.slice(1) : sort) as keyof typeof SORT_COLUMNS];
+    return [sort, [{ ...field, descending }, { ...idTerm, descending }]];
+  }),
+);
+const DEFAULT_SORT: OrderSort = '-created_at';
+
+function sortTermsOf(sort: string | undefined): SortTerm<ListRow>[] {
+  const terms = SORT_TERMS.get((sort ?? DEFAULT_SORT) as OrderSort);
+  if (terms === undefined) {
+    const allowed = ORDER_SORTS.join(', ');
+    throw new DomainError('malformed-request', `Unknown sort "${clip(String(sort), 64)}". Allowed: ${allowed}.`, {
+      errors: [{ field: 'sort', message: `must be one of ${allowed}` }],
+    });
+  }
+  return terms;
+}
+
+/** What selects a list's rows besides the caller: each optional filter present or not. */
+interface ListShape {
+  whose: 'all' | 'own';
+  status: StatusFilter;
+  sort: OrderSort;
+  metadata: boolean;
+  createdGte: boolean;
+  createdLt: boolean;
+  direction: PageRequest['direction'];
+}
+
+const shapeKey = (shape: ListShape): string =>
+  [shape.whose, shape.status, shape.sort, shape.metadata ? 'm' : '', shape.createdGte ? 'g' : '', shape.createdLt ? 'l' : '', shape.direction].join(':');
+
+function parseShape(key: string): ListShape {
+  const [whose, status, sort, metadata, createdGte, createdLt, direction] = key.split(':') as [ListShape['whose'], StatusFilter, OrderSort, string, string, string, PageRequest['direction']];
+  return { whose, status, sort, metadata: metadata === 'm', createdGte: createdGte === 'g', createdLt: createdLt === 'l', direction };
+}
 
 /**
- * One statement per shape: everyone's or a customer's orders; by no status, `active`, or one
- * status; from a page number or at a cursor's key. Each shape has its index (server/db/schema.ts),
- * so a page costs the same at any depth by cursor. The status is written into the statement, not
- * bound (a closed set of eight): a prepared statement's generic plan, planned for any status,
- * walked every order in time order filtering the status (test/db/list-plans.test.ts), which for a
- * rare status reads the whole table.
+ * One statement per shape: everyone's or one customer's orders; by no status, `active`, or one
+ * status; with or without a metadata containment and each bound of the creation range; in one of
+ * the six sorts; from a page number or at a cursor's key (a closed set, built on first use). Each
+ * sort has its index, everyone's and a customer's; the metadata filter its GIN index
+ * (server/db/schema.ts; test/db/list-plans.test.ts), so a page costs the same at any depth by
+ * cursor. The status is written into the statement, not bound (a closed set of eight): a
+ * prepared statement's generic plan, planned for any status, walked every order in time order
+ * filtering the status, which for a rare status reads the whole table.
  */
-const orderList = statements('order_list', (db, shape: ListShape) => {
-  const [whose, status, direction] = shape.split('_') as ['all' | 'own', StatusFilter, PageRequest['direction']];
+const orderList = statements('order_list', (db, key: string) => {
+  const shape = parseShape(key);
+  const terms = sortTermsOf(shape.sort);
   const filters = [];
-  if (whose === 'own') filters.push(eq(orders.customerId, sql.placeholder('customerId')));
-  if (status === 'active') filters.push(isActiveOrder(orders.status));
-  else if (status !== 'any') filters.push(eq(orders.status, sql.raw(`'${status}'`)));
-  if (direction !== 'first') filters.push(keysetCondition(listOrder, direction, keyPlaceholders(listOrder.length)));
-  return db
-    .select(orderColumns)
-    .from(orders)
-    .where(and(...filters))
-    .orderBy(...keysetOrder(listOrder, direction))
+  if (shape.whose === 'own') filters.push(eq(orders.customerId, sql.placeholder('customerId')));
+  if (shape.status === 'active') filters.push(isActiveOrder(orders.status));
+  else if (shape.status !== 'any') filters.push(eq(orders.status, sql.raw(`'${shape.status}'`)));
+  if (shape.metadata) filters.push(sql`${orders.metadata} @> ${sql.placeholder('metadata')}::jsonb`);
+  if (shape.createdGte) filters.push(sql`${orders.createdAt} >= ${sql.placeholder('createdGte')}::timestamptz`);
+  if (shape.createdLt) filters.push(sql`${orders.createdAt} < ${sql.placeholder('createdLt')}::timestamptz`);
+  if (shape.direction !== 'first') filters.push(keysetCondition(terms, shape.direction, keyPlaceholders(terms.length)));
+  const matching = db.select(orderColumns).from(orders).where(and(...filters));
+  // The metadata filter finds its orders first, through the GIN index, and sorts those: an
+  // `offset 0` subquery is not merged into the outer query, so a generic plan (which cannot know
+  // how rare the value is) never walks a sort index filtering every order by containment. Named
+  // `orders`, so the sort's columns name the subquery's. (The offset is bound: drizzle leaves out a literal 0.)
+  const source = shape.metadata ? matching.offset(sql.placeholder('fence')).as('orders') : undefined;
+  const query = source ? db.select(orderColumns).from(source) : matching;
+  return query
+    .orderBy(...keysetOrder(terms, shape.direction))
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'));
 });
@@ -418,6 +493,11 @@ const linesOf = statements('order_lines_of', (db, count: number) =>
 
 export async function listOrders({ db, caller, query, cursors }: Access & { query: OrderListQuery; cursors: CursorCodec }): Promise<Page<Order>> {
   const own = ownCustomerId(caller);
+  // A customer lists only their own orders: naming themself changes nothing, naming another is refused.
+  if (own !== undefined && query.customer_id !== undefined && query.customer_id !== own) {
+    throw new DomainError('forbidden', "Customers list only their own orders: customer_id may name only you.");
+  }
+  const customerId = own ?? query.customer_id;
   let statusShape: StatusFilter = 'any';
   let status: OrderStatus | undefined;
   if (query.status !== undefined) {
@@ -433,11 +513,31 @@ export async function listOrders({ db, caller, query, cursors }: Access & { quer
       statusShape = status;
     }
   }
-  // A cursor is good for the same filter, whatever its spelling (`PAID`, `paid`).
-  const binding = `orders:${status === undefined ? statusShape : 'status'}:${status ?? ''}`;
-  const request = readPageRequest(cursors, binding, listOrder, query);
-  const rows = await orderList(`${own === undefined ? 'all' : 'own'}_${statusShape}_${request.direction}`, db, {
-    customerId: own,
+  const sort = query.sort ?? DEFAULT_SORT;
+  const terms = sortTermsOf(sort);
+  // An empty metadata object (/trpc) filters nothing. Keys in one order, so the filter has one spelling.
+  const metadata = query.metadata && Object.keys(query.metadata).length > 0 ? JSON.stringify(Object.fromEntries(Object.entries(query.metadata).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))) : undefined;
+  // A cursor is good for the same filters and sort, whatever the status's spelling (`PAID`, `paid`);
+  // the list as it was before sorts and filters keeps its cursors' binding.
+  const extra = [query.customer_id ?? null, query.created_gte ?? null, query.created_lt ?? null, metadata ?? null, sort];
+  const plain = extra.slice(0, 4).every((value) => value === null) && sort === DEFAULT_SORT;
+  const binding = `orders:${status === undefined ? statusShape : 'status'}:${status ?? ''}${plain ? '' : `:${JSON.stringify(extra)}`}`;
+  const request = readPageRequest(cursors, binding, terms, query);
+  const shape: ListShape = {
+    whose: customerId === undefined ? 'all' : 'own',
+    status: statusShape,
+    sort,
+    metadata: metadata !== undefined,
+    createdGte: query.created_gte !== undefined,
+    createdLt: query.created_lt !== undefined,
+    direction: request.direction,
+  };
+  const rows = await orderList(shapeKey(shape), db, {
+    customerId,
+    metadata,
+    createdGte: query.created_gte,
+    createdLt: query.created_lt,
+    fence: 0,
     ...limitOffset(request),
     ...keyValues(request),
   });
@@ -445,7 +545,7 @@ export async function listOrders({ db, caller, query, cursors }: Access & { quer
   const items = ids.length ? await linesOf(ids.length, db, Object.fromEntries(ids.map((id, i) => [`id${i}`, id]))) : [];
   const byOrder = new Map<number, ItemRow[]>();
   for (const item of items) byOrder.set(item.orderId, [...(byOrder.get(item.orderId) ?? []), item]);
-  return pageOf({ codec: cursors, binding, terms: listOrder, request }, rows, (row) => represent({ row, items: byOrder.get(row.id) ?? [] }));
+  return pageOf({ codec: cursors, binding, terms, request }, rows, (row) => represent({ row, items: byOrder.get(row.id) ?? [] }));
 }
 
 /**
@@ -462,6 +562,7 @@ async function applyDocument(tx: Db, caller: Caller, order: LoadedOrder, doc: Or
   const currency = doc.currency ?? current.currency;
   const address = doc.address ?? null;
   const discountCode = doc.discount_code ?? null;
+  const metadata = doc.metadata ?? {};
   const nextStatus = doc.status ?? status;
 
   const itemsChanged = !sameItems(order.items, items);
@@ -474,14 +575,15 @@ async function applyDocument(tx: Db, caller: Caller, order: LoadedOrder, doc: Or
   }
   if (customerId !== current.customerId) await resolveCustomer(tx, caller, customerId);
 
-  if (draftOnly || address !== current.address || discountCode !== current.discountCode) {
+  // Metadata is the client's own: it changes in any status.
+  if (draftOnly || address !== current.address || discountCode !== current.discountCode || !sameMetadata(metadata, current.metadata)) {
     // A new currency re-prices every line (and checks each product is priced in it).
     const currencyChanged = currency !== current.currency;
     if (itemsChanged || currencyChanged) {
       const priced = await priceItems(tx, items, currency, currencyChanged ? [] : order.items);
       order.items = await writeItems(tx, current.id, priced);
     }
-    Object.assign(current, { customerId, currency, address, discountCode });
+    Object.assign(current, { customerId, currency, address, discountCode, metadata });
     await saveOrder(tx, order);
     await orderEvents.record(tx, { type: 'order.updated', object: represent(order), previous: before });
   }

@@ -15,6 +15,7 @@ export const paymentColumns = {
   currency: payments.currency,
   method: payments.method,
   status: payments.status,
+  metadata: payments.metadata,
   createdAt: payments.createdAt,
   updatedAt: payments.updatedAt,
 };
@@ -33,6 +34,7 @@ export function paymentFields(row: PaymentRow): PaymentFields {
     currency: row.currency,
     method: row.method,
     status: row.status,
+    metadata: row.metadata,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };

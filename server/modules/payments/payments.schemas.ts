@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PAYMENT_METHODS } from '../../db/schema.ts';
-import { Currency, Id, Link, listOf, MAX_ORDER_TOTAL, PageQuery, pageExample, requestExample, responseExample, Timestamp } from '../common.schemas.ts';
+import { Currency, Id, Link, listOf, MAX_ORDER_TOTAL, Metadata, PageQuery, pageExample, requestExample, responseExample, Timestamp } from '../common.schemas.ts';
 
 export const PaymentMethod = z.enum(PAYMENT_METHODS).meta({ id: 'PaymentMethod', description: 'card, bank_transfer or wallet.' });
 
@@ -11,6 +11,7 @@ export const PaymentInput = z
     // (docs/api.md#payments): any amount but the total is refused by the service, 0 included.
     amount: z.int().min(0).max(MAX_ORDER_TOTAL).meta({ description: "Minor units; must equal the order's total (0 for a free order).", example: 4548 }),
     method: PaymentMethod,
+    metadata: Metadata.optional(),
   })
   .meta({ id: 'PaymentInput' });
 export type PaymentInput = z.infer<typeof PaymentInput>;
@@ -34,6 +35,7 @@ export const Payment = z
     currency: Currency,
     method: PaymentMethod,
     status: z.literal('captured').meta({ description: 'Payments are captured at once; refunds leave it captured and raise `amount_refunded`.' }),
+    metadata: Metadata,
     created_at: Timestamp,
     updated_at: Timestamp.meta({ description: 'Its last refund; its creation until then.' }),
     _links: PaymentLinks,
@@ -61,6 +63,7 @@ const payment: Payment = {
   currency: 'USD',
   method: 'card',
   status: 'captured',
+  metadata: {},
   created_at: '2026-01-31T12:10:00.000Z',
   updated_at: '2026-01-31T12:10:00.000Z',
   _links: {

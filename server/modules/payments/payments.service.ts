@@ -68,6 +68,7 @@ const insertPayment = statement('payment_insert', (db) =>
       amount: sql.placeholder('amount'),
       currency: sql.placeholder('currency'),
       method: sql.placeholder('method'),
+      metadata: sql`${sql.placeholder('metadata')}::jsonb`,
       status: 'captured',
     })
     .returning(paymentColumns),
@@ -89,7 +90,7 @@ export async function createPayment({ db, caller, input }: Access & { input: Pay
           errors: [{ field: 'amount', message: `must equal the order's total (${total})` }],
         });
       }
-      const [row] = await insertPayment(tx, { orderId: order.row.id, amount: input.amount, currency: order.row.currency, method: input.method });
+      const [row] = await insertPayment(tx, { orderId: order.row.id, amount: input.amount, currency: order.row.currency, method: input.method, metadata: JSON.stringify(input.metadata ?? {}) });
       if (!row) throw new Error('payment insert returned no row');
       // The event's object carries no `_links`, so the order's status before the move does not show in it.
       await paymentEvents.record(tx, { type: 'payment.created', object: toPayment(row, order.row.status) });

@@ -5,6 +5,7 @@ import {
   listOf,
   MAX_PRICE,
   MAX_STOCK,
+  Metadata,
   PageQuery,
   pageExample,
   readOnly,
@@ -29,6 +30,7 @@ export const Product = z
     price: Price.meta({ description: 'Price in minor units (cents).' }),
     currency: Currency,
     stock: Stock.meta({ description: 'Units available (reserved units of confirmed orders are taken out).' }),
+    metadata: Metadata,
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -46,6 +48,7 @@ const productFields = {
     description: `Units available, 0-${MAX_STOCK}: bounded so that releasing reserved stock can never overflow.`,
     example: 100,
   }),
+  metadata: Metadata.optional(),
 };
 
 export const ProductInput = z.strictObject(productFields).meta({ id: 'ProductInput' });
@@ -88,7 +91,7 @@ const tee = {
   currency: 'USD',
   stock: 25,
 };
-const teeRepresentation: Product = { id: 42, ...tee, created_at: '2026-01-31T12:00:00.000Z', updated_at: '2026-02-01T08:30:00.000Z' };
+const teeRepresentation: Product = { id: 42, ...tee, metadata: {}, created_at: '2026-01-31T12:00:00.000Z', updated_at: '2026-02-01T08:30:00.000Z' };
 requestExample(ProductInput, tee);
 requestExample(ProductReplace, { id: 42, ...tee, price: 1799, stock: 40 });
 responseExample(Product, teeRepresentation);

@@ -6,7 +6,7 @@ import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../errors/db-errors.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
-import { iso, type Page } from '../common.schemas.ts';
+import { iso, sameMetadata, type Page } from '../common.schemas.ts';
 import { keyPlaceholders, keysetCondition, keysetOrder, keyValues, pageOf, readPageRequest, limitOffset, type CursorCodec, type PageRequest, type SortTerm } from '../paging.ts';
 import { productEvents } from './products.events.ts';
 import { Product, type ProductInput, type ProductListQuery, type ProductReplace } from './products.schemas.ts';
@@ -21,6 +21,7 @@ const productColumns = {
   price: products.price,
   currency: products.currency,
   stock: products.stock,
+  metadata: products.metadata,
   archivedAt: products.archivedAt,
   createdAt: products.createdAt,
   updatedAt: products.updatedAt,
@@ -37,6 +38,7 @@ export function toProduct(row: ProductRecord): Product {
     price: row.price,
     currency: row.currency,
     stock: row.stock,
+    metadata: row.metadata,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   };
@@ -55,7 +57,7 @@ export async function createProduct({ db, input }: { db: Db; input: ProductInput
     return await transaction(db, async (tx) => {
       const [row] = await tx
         .insert(products)
-        .values({ ...input, description: input.description ?? null })
+        .values({ ...input, description: input.description ?? null, metadata: input.metadata ?? {} })
         .returning(productColumns);
       if (!row) throw new Error('insert returned no row');
       const product = toProduct(row);
@@ -179,15 +181,17 @@ async function lockLiveProduct(tx: Db, id: number, preconditions: Preconditions)
 
 export async function replaceProduct({ db, input, preconditions }: { db: Db; input: ProductReplace; preconditions: Preconditions }): Promise<Product> {
   const { id, sku, name, description, category, price, currency, stock } = input;
+  // PUT replaces the metadata: omitted, it becomes empty.
+  const metadata = input.metadata ?? {};
   try {
     return await transaction(db, async (tx) => {
       const current = await lockLiveProduct(tx, id, preconditions);
       const next = { sku, name, description: description ?? null, category, price, currency, stock };
-      const unchanged = (Object.keys(next) as (keyof typeof next)[]).every((key) => current[key] === next[key]);
+      const unchanged = (Object.keys(next) as (keyof typeof next)[]).every((key) => current[key] === next[key]) && sameMetadata(current.metadata, metadata);
       if (unchanged) return toProduct(current);
       const [row] = await tx
         .update(products)
-        .set({ ...next, updatedAt: new Date() })
+        .set({ ...next, metadata, updatedAt: new Date() })
         .where(eq(products.id, id))
         .returning(productColumns);
       if (!row) throw notFound(id);

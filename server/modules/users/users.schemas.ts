@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Id, listOf, PageQuery, pageExample, readOnly, requestExample, responseExample, text, Timestamp } from '../common.schemas.ts';
+import { Id, listOf, Metadata, PageQuery, pageExample, readOnly, requestExample, responseExample, text, Timestamp } from '../common.schemas.ts';
 
 export const UserRole = z.enum(['customer', 'admin']).meta({ id: 'UserRole', description: 'customer or admin.' });
 
@@ -9,6 +9,7 @@ export const User = z
     email: z.string().max(254).meta({ description: 'Compared case-insensitively; unique.' }),
     name: z.string().min(1).max(200),
     role: UserRole,
+    metadata: Metadata,
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -43,6 +44,7 @@ const userFields = {
   email: Email,
   name: text(1, 200).meta({ example: 'Ada Lovelace' }),
   role: UserRole.optional().meta({ description: 'Defaults to customer. Only an admin may set another role.' }),
+  metadata: Metadata.optional(),
 };
 
 export const UserInput = z.strictObject({ ...userFields, password: Password }).meta({ id: 'UserInput' });
@@ -80,6 +82,7 @@ const ada: User = {
   email: 'ada@example.com',
   name: 'Ada Lovelace',
   role: 'customer',
+  metadata: {},
   created_at: '2026-01-31T12:00:00.000Z',
   updated_at: '2026-01-31T12:00:00.000Z',
 };

@@ -8,7 +8,7 @@ import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../errors/db-errors.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
-import { iso, type Page } from '../common.schemas.ts';
+import { iso, sameMetadata, type Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import { User, type UserInput, type UserListQuery, type UserReplace } from './users.schemas.ts';
 import { userEvents } from './users.events.ts';
@@ -23,6 +23,7 @@ const userColumns = {
   email: users.email,
   name: users.name,
   role: users.role,
+  metadata: users.metadata,
   createdAt: users.createdAt,
   updatedAt: users.updatedAt,
 };
@@ -34,6 +35,7 @@ export function toUser(row: UserRecord): User {
     email: row.email,
     name: row.name,
     role: row.role,
+    metadata: row.metadata,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   };
@@ -68,7 +70,7 @@ export async function createUser({ db, caller, input }: { db: Db; caller: Caller
   const passwordHash = await hashPassword(input.password);
   try {
     return await transaction(db, async (tx) => {
-      const [row] = await tx.insert(users).values({ email: input.email, name: input.name, role, passwordHash }).returning(userColumns);
+      const [row] = await tx.insert(users).values({ email: input.email, name: input.name, role, passwordHash, metadata: input.metadata ?? {} }).returning(userColumns);
       if (!row) throw new Error('insert returned no row');
       const user = toUser(row);
       await userEvents.record(tx, { type: 'user.created', object: user });
@@ -177,11 +179,13 @@ export async function replaceUser({
         admins ??= await lockAdmins(tx);
         assertNotLastAdmin(admins, id, 'demoted');
       }
-      const unchanged = current.email === input.email && current.name === input.name && current.role === role;
+      // PUT replaces the metadata: omitted, it becomes empty.
+      const metadata = input.metadata ?? {};
+      const unchanged = current.email === input.email && current.name === input.name && current.role === role && sameMetadata(current.metadata, metadata);
       if (unchanged && passwordHash === undefined) return toUser(current);
       const [row] = await tx
         .update(users)
-        .set({ email: input.email, name: input.name, role, ...(passwordHash ? { passwordHash } : {}), updatedAt: new Date() })
+        .set({ email: input.email, name: input.name, role, metadata, ...(passwordHash ? { passwordHash } : {}), updatedAt: new Date() })
         .where(eq(users.id, id))
         .returning(userColumns);
       if (!row) throw notFound(id);
