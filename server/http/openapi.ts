@@ -42,6 +42,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
     'OAuth 2.0 clients of the authorization server (`/oauth`): register, list and remove them (admins, `clients:manage`). A confidential client\'s secret is shown once.',
   events:
     "What changed, as it happened: every change writes an event in its own transaction (`order.paid`, `product.updated`...), kept 30 days. Admins and service clients with `events:read` read them all; whoever may read an order reads its timeline.",
+  webhooks:
+    'Events sent to your URL as they happen, signed per Standard Webhooks (docs/webhooks.md): endpoints with the event types they take, a secret shown once and rotated with 24 hours of overlap, and every delivery attempt (admins, `webhooks:manage`).',
   health: 'Liveness and readiness of the service and its database.',
 };
 
@@ -56,6 +58,7 @@ const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'users:write': 'Change and delete users (customers: themselves).',
   'clients:manage': 'Register, list and remove OAuth clients (admins).',
   'events:read': "Read every event (admins); an order's own events need only `orders:read`.",
+  'webhooks:manage': 'Add, change and remove webhook endpoints, rotate their secrets, read and retry their deliveries (admins).',
 };
 
 const ROLE_NAMES = { customer: 'customers', admin: 'admins', service: 'service clients' } as const;

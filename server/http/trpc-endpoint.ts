@@ -10,6 +10,7 @@ import { DomainError, logFailure, MAX_LISTED_ERRORS } from '../errors/problems.t
 import { toDomainError } from '../errors/to-domain-error.ts';
 import type { CursorCodec } from '../lib/cursors.ts';
 import { createContext, type Context, type IdempotencySettings } from '../trpc/context.ts';
+import type { WebhookEndpointSettings } from '../lib/webhook-targets.ts';
 import { domainTrpcError } from '../trpc/trpc.ts';
 
 export interface TrpcEndpointOptions {
@@ -19,16 +20,18 @@ export interface TrpcEndpointOptions {
   maxBatchSize: number;
   idempotency?: IdempotencySettings;
   cursors?: CursorCodec;
+  /** The rules webhook endpoints are held to (docs/webhooks.md#endpoint-urls). */
+  webhooks?: WebhookEndpointSettings;
 }
 
 export async function registerTrpcEndpoint(app: FastifyInstance, options: TrpcEndpointOptions): Promise<void> {
-  const { db, idempotency, cursors } = options;
+  const { db, idempotency, cursors, webhooks } = options;
   const trpcOptions: FastifyTRPCPluginOptions<AnyRouter>['trpcOptions'] = {
     router: options.router,
     allowMethodOverride: false,
     maxBatchSize: options.maxBatchSize,
     createContext: ({ req, info }): Context => {
-      const ctx = createContext(req, { db, ...(idempotency ? { idempotency } : {}), ...(cursors ? { cursors } : {}) });
+      const ctx = createContext(req, { db, ...(idempotency ? { idempotency } : {}), ...(cursors ? { cursors } : {}), ...(webhooks ? { webhooks } : {}) });
       // One key names one operation: in a batch it would bind every call (and mark them all replayed).
       // Thrown with the domain's tRPC code: tRPC makes any other error from here a 500-coded one.
       if (ctx.idempotencyKey !== undefined && info.calls.length > 1) {
