@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { WEBHOOK_DELIVERY_STATES } from '../../db/schema.ts';
 import { EventId } from '../events/events.schemas.ts';
-import { Id, listOf, PageQuery, pageExample, requestExample, responseExample, text, Timestamp } from '../common.schemas.ts';
+import { Id, listOf, MAX_INT, PageQuery, pageExample, requestExample, responseExample, text, Timestamp } from '../common.schemas.ts';
 
 /** The most types and prefixes one endpoint names: more than every type there is. */
 export const MAX_ENABLED_EVENTS = 64;
@@ -88,8 +88,8 @@ export const WebhookDelivery = z
     event_id: EventId,
     event_type: z.string().meta({ description: 'The type of the event delivered.', example: 'order.paid' }),
     state: z.enum(WEBHOOK_DELIVERY_STATES).meta({ description: '`pending` (due, or waiting for its next attempt), `succeeded` (a 2xx), or `failed` (every attempt failed, or the receiver answered 410).' }),
-    attempts: z.int().min(0).meta({ description: 'Attempts made so far.' }),
-    last_status: z.int().nullable().meta({ description: 'The HTTP status of the last attempt; null when it got none (no attempt yet, a timeout, a refused connection).' }),
+    attempts: z.int().min(0).max(MAX_INT).meta({ description: 'Attempts made so far.' }),
+    last_status: z.int().min(100).max(599).nullable().meta({ description: 'The HTTP status of the last attempt; null when it got none (no attempt yet, a timeout, a refused connection).' }),
     last_error: z.string().nullable().meta({ description: 'Why the last attempt failed; null when it succeeded or none was made.' }),
     last_attempt_at: Timestamp.nullable(),
     next_attempt_at: Timestamp.nullable().meta({ description: 'When it is next attempted (pending only); null once succeeded or failed.' }),
