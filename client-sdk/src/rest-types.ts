@@ -769,7 +769,408 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "user.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.created: A user was created (registered, signed up, made by an admin, or the start-up admin).
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `user.created`, `user.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-user-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.updated: A user changed; `previous_attributes` holds the old values.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `user.updated`, `user.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-user-updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.deleted: A user was deleted; `data.object` is the user as they were.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `user.deleted`, `user.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-user-deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.created: A payment was captured (its order became paid in the same transaction: `order.paid`).
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `payment.created`, `payment.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-payment-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.refunded: Part or all of a payment was given back (`amount_refunded` grew; a refund in full also moves its order: `order.refunded`, or `order.cancelled` for a paid order cancelled).
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `payment.refunded`, `payment.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-payment-refunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.created: An order was created (always a draft).
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.created`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.updated: Fields of an order other than its status changed; `previous_attributes` holds their old values.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.updated`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.confirmed: An order became confirmed.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.confirmed`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-confirmed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.paid: An order became paid.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.paid`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.shipped": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.shipped: An order became shipped.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.shipped`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-shipped"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.delivered: An order became delivered.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.delivered`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-delivered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.completed: An order became completed.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.completed`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.cancelled: An order became cancelled.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.cancelled`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.refunded: An order became refunded.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.refunded`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-refunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.deleted: An order was deleted; `data.object` is the order as it was.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.deleted`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "fulfillment.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * fulfillment.created: A fulfillment was recorded: requested (send-to-fulfillment) or shipped at once.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `fulfillment.created`, `fulfillment.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-fulfillment-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "fulfillment.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * fulfillment.updated: A fulfillment changed (a requested one shipped, with its carrier and tracking number).
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `fulfillment.updated`, `fulfillment.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-fulfillment-updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.created: A product was created.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `product.created`, `product.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-product-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.updated: A product was replaced with other values; `previous_attributes` holds the old ones.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `product.updated`, `product.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-product-updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.archived": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.archived: A product was archived (DELETE): its reads answer 410 from now on; `data.object` is the product as it was.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `product.archived`, `product.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-product-archived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description RFC 9457 problem details, the body of every 4xx and 5xx answer (`application/problem+json`). `type` names the problem: GET it for a page that explains it. */
@@ -1849,6 +2250,335 @@ export interface components {
             readonly _links?: components["schemas"]["OrderLinks"] | null;
             /** @description Read-only: ignored when sent back (the path names the resource). */
             readonly id?: number | null;
+        };
+        UserEventObject: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /** @description Compared case-insensitively; unique. */
+            email: string;
+            name: string;
+            role: components["schemas"]["UserRole"];
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description user.created: A user was created (registered, signed up, made by an admin, or the start-up admin). */
+        UserCreatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "user.created";
+            data?: {
+                object: components["schemas"]["UserEventObject"];
+            };
+        };
+        /** @description user.updated: A user changed; `previous_attributes` holds the old values. */
+        UserUpdatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "user.updated";
+            data?: {
+                object: components["schemas"]["UserEventObject"];
+            };
+        };
+        /** @description user.deleted: A user was deleted; `data.object` is the user as they were. */
+        UserDeletedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "user.deleted";
+            data?: {
+                object: components["schemas"]["UserEventObject"];
+            };
+        };
+        PaymentEventObject: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            order_id: number;
+            /** @description Minor units (0 for a free order). */
+            amount: number;
+            /** @description The sum of its refunds, minor units: 0 to `amount`. */
+            amount_refunded: number;
+            /**
+             * @description ISO 4217 currency code.
+             * @example USD
+             */
+            currency: string;
+            method: components["schemas"]["PaymentMethod"];
+            /**
+             * @description Payments are captured at once; refunds leave it captured and raise `amount_refunded`.
+             * @constant
+             */
+            status: "captured";
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Its last refund; its creation until then.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description payment.created: A payment was captured (its order became paid in the same transaction: `order.paid`). */
+        PaymentCreatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "payment.created";
+            data?: {
+                object: components["schemas"]["PaymentEventObject"];
+            };
+        };
+        /** @description payment.refunded: Part or all of a payment was given back (`amount_refunded` grew; a refund in full also moves its order: `order.refunded`, or `order.cancelled` for a paid order cancelled). */
+        PaymentRefundedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "payment.refunded";
+            data?: {
+                object: components["schemas"]["PaymentEventObject"];
+            };
+        };
+        OrderEventObject: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            customer_id: number;
+            items: {
+                /**
+                 * @description Identifier assigned by the service.
+                 * @example 17
+                 */
+                product_id: number;
+                quantity: number;
+                /** @description The product's price when the item was set (minor units). */
+                unit_price: number;
+                /** @description unit_price x quantity. */
+                line_total: number;
+            }[];
+            address: string | null;
+            status: components["schemas"]["OrderStatus"];
+            discount_code: string | null;
+            /**
+             * @description ISO 4217 currency code.
+             * @example USD
+             */
+            currency: string;
+            /** @description Sum of line_total, minor units. */
+            total: number;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description order.created: An order was created (always a draft). */
+        OrderCreatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.created";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.updated: Fields of an order other than its status changed; `previous_attributes` holds their old values. */
+        OrderUpdatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.updated";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.confirmed: An order became confirmed. */
+        OrderConfirmedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.confirmed";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.paid: An order became paid. */
+        OrderPaidEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.paid";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.shipped: An order became shipped. */
+        OrderShippedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.shipped";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.delivered: An order became delivered. */
+        OrderDeliveredEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.delivered";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.completed: An order became completed. */
+        OrderCompletedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.completed";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.cancelled: An order became cancelled. */
+        OrderCancelledEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.cancelled";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.refunded: An order became refunded. */
+        OrderRefundedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.refunded";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.deleted: An order was deleted; `data.object` is the order as it was. */
+        OrderDeletedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.deleted";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        FulfillmentEventObject: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            order_id: number;
+            status: components["schemas"]["FulfillmentStatus"];
+            /** @description Set once shipped. */
+            carrier: string | null;
+            /** @description Set once shipped. */
+            tracking_number: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description fulfillment.created: A fulfillment was recorded: requested (send-to-fulfillment) or shipped at once. */
+        FulfillmentCreatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "fulfillment.created";
+            data?: {
+                object: components["schemas"]["FulfillmentEventObject"];
+            };
+        };
+        /** @description fulfillment.updated: A fulfillment changed (a requested one shipped, with its carrier and tracking number). */
+        FulfillmentUpdatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "fulfillment.updated";
+            data?: {
+                object: components["schemas"]["FulfillmentEventObject"];
+            };
+        };
+        ProductEventObject: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            sku: string;
+            name: string;
+            description: string | null;
+            category: string;
+            /** @description Price in minor units (cents). */
+            price: number;
+            /**
+             * @description ISO 4217 currency code.
+             * @example USD
+             */
+            currency: string;
+            /** @description Units available (reserved units of confirmed orders are taken out). */
+            stock: number;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description product.created: A product was created. */
+        ProductCreatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "product.created";
+            data?: {
+                object: components["schemas"]["ProductEventObject"];
+            };
+        };
+        /** @description product.updated: A product was replaced with other values; `previous_attributes` holds the old ones. */
+        ProductUpdatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "product.updated";
+            data?: {
+                object: components["schemas"]["ProductEventObject"];
+            };
+        };
+        /** @description product.archived: A product was archived (DELETE): its reads answer 410 from now on; `data.object` is the product as it was. */
+        ProductArchivedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "product.archived";
+            data?: {
+                object: components["schemas"]["ProductEventObject"];
+            };
         };
     };
     responses: never;
@@ -10881,6 +11611,866 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
+            };
+        };
+    };
+    "webhook-user-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-user-updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-user-deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-payment-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-payment-refunded": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentRefundedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-confirmed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-paid": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderPaidEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-shipped": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderShippedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-delivered": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderDeliveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-completed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-cancelled": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-refunded": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderRefundedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-fulfillment-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FulfillmentCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-fulfillment-updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FulfillmentUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-product-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-product-updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-product-archived": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductArchivedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -6,6 +6,7 @@
  * The authorization server's endpoints (plain routes, not procedures) are described by the oauth
  * module (server/oauth/openapi-paths.ts) and gathered here.
  */
+import { webhooksSection } from './openapi-webhooks.ts';
 import type { AnyRouter } from '@trpc/server';
 import type { z } from 'zod';
 import { createDocument, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
@@ -774,5 +775,9 @@ export function buildOpenApiDocument(router: AnyRouter, version: string, parts: 
     if (!putBody) throw new Error(`${route.procedurePath}: a PATCH needs a PUT on ${route.path} to describe its merge patch`);
     components.schemas[`${pascal(route.procedurePath)}Body`] = mergePatchSchema(putBody);
   }
+  // What a webhook endpoint receives, one entry per event type (server/http/openapi-webhooks.ts).
+  const section = webhooksSection(components.schemas as Record<string, Record<string, unknown>>);
+  Object.assign(components.schemas, section.schemas);
+  (document as { webhooks?: unknown }).webhooks = section.webhooks;
   return document;
 }

@@ -18,6 +18,7 @@ import { buildApp } from '../../server/app.ts';
 import type { Database } from '../../server/db/client.ts';
 import { GRANT_TYPES, ORDER_STATUSES } from '../../server/db/schema.ts';
 import { problemTypes, type ProblemSlug } from '../../server/errors/problems.ts';
+import { eventTypes } from '../../server/events/catalogue.ts';
 import { restRoutes } from '../../server/http/rest-routes.ts';
 import { API_PREFIX } from '../../server/lib/api-paths.ts';
 import { createCode } from '../../server/oauth/codes.ts';
@@ -1592,4 +1593,28 @@ describe('every documented operation answers as documented when called for real'
       });
     });
   }
+});
+
+describe('the 3.1 webhooks section lists every event type with its payload (docs/webhooks.md)', () => {
+  type WebhookEntry = { post: { requestBody: { content: Record<string, { schema: JsonSchema }> } } };
+  const webhooks = (doc as unknown as { webhooks?: Record<string, WebhookEntry> }).webhooks ?? {};
+  const payloadSchema = (type: string) => webhooks[type]?.post.requestBody.content['application/json']?.schema;
+
+  it('one POST per declared event type', () => {
+    expect(Object.keys(webhooks).sort()).toEqual([...eventTypes().keys()].sort());
+  });
+
+  // Placed after the walk: by now its calls have written events of most types.
+  it('each payload schema accepts the events of its type as GET /events answers them (the body of every delivery), and no other type', async () => {
+    const seen: string[] = [];
+    for (const type of eventTypes().keys()) {
+      const events = (await read(`/api/v1/events?type=${type}&limit=3`, t.admin.token)).data as { type: string }[];
+      for (const event of events) {
+        expect(schemaErrors(payloadSchema(type), event), `${type} event`).toEqual([]);
+        expect(schemaErrors(payloadSchema(type === 'order.paid' ? 'order.created' : 'order.paid'), event), `${type} event as another type`).not.toEqual([]);
+      }
+      if (events.length > 0) seen.push(type);
+    }
+    expect(seen).toEqual(expect.arrayContaining(['order.created', 'order.paid', 'payment.created', 'payment.refunded', 'fulfillment.created', 'product.created', 'user.created']));
+  });
 });
