@@ -32,6 +32,8 @@ import { defaultIdempotencySettings, type IdempotencySettings } from './trpc/con
 import { purgeExpiredKeys } from './trpc/idempotency.ts';
 import { purgeOldEvents } from './modules/events/events.service.ts';
 import { LiveEvents } from './events/live.ts';
+import { WebhookWorker, type WebhookWorkerSettings } from './modules/webhooks/webhooks.worker.ts';
+import { defaultWebhookEndpointSettings, type WebhookEndpointSettings } from './lib/webhook-targets.ts';
 
 export interface AppOptions {
   database: Database;
@@ -66,6 +68,12 @@ export interface AppOptions {
   oauth?: OAuthOptions;
   /** Events are kept `retentionDays` (default 30), purged every `purgeIntervalMs` (default 10 minutes). */
   events?: { retentionDays?: number; purgeIntervalMs?: number };
+  /**
+   * Webhooks (docs/webhooks.md): the rules endpoints are held to (production, allowed hosts, the
+   * most endpoints), and the delivery worker's settings, or `false` for none in this process
+   * (tests drive a `WebhookWorker` of their own). The worker runs by default.
+   */
+  webhooks?: Partial<WebhookEndpointSettings> & { worker?: Partial<WebhookWorkerSettings> | false };
   /** The secret list cursors are signed with (every instance the same; main.ts: JWT_SECRET). */
   cursorSecret?: string;
   /** `GET /metrics` on a port of its own and/or to a bearer of a token (server/http/metrics.ts); neither: none. */
@@ -191,14 +199,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const live = new LiveEvents(database.db, database.listen, { onError: (error) => app.log.error({ err: error }, 'live events: reading notified events failed') });
   lifecycle.whenClosing(() => live.stop());
   app.decorate('live', live);
+  const { worker: workerSettings = {}, ...endpointOverrides } = options.webhooks ?? {};
+  const webhooks: WebhookEndpointSettings = { ...defaultWebhookEndpointSettings, ...endpointOverrides };
+  const webhookWorker = workerSettings === false ? undefined : new WebhookWorker(database.db, webhooks, workerSettings, app.log);
+  app.addHook('onReady', async () => {
+    webhookWorker?.start();
+  });
   app.addHook('onClose', async () => {
+    // The worker first: its attempts in flight record their outcome while the database is open.
+    await webhookWorker?.stop();
     await Promise.all([...stopPurges.map((stop) => stop()), live.close()]);
     await database.close();
   });
 
   await app.register(corsPolicy, { origins: options.corsOrigins ?? [] });
 
-  registerRestRoutes(app, { router: appRouter, db: database.db, idempotency, cursors });
+  registerRestRoutes(app, { router: appRouter, db: database.db, idempotency, cursors, webhooks });
   await registerOAuth(app, { db: database.db, tokens, tls: options.tls !== undefined, options: options.oauth });
 
   registerHealth(app, { database, rateLimiter, lifecycle });
@@ -207,7 +223,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // The typed client's door: same procedures and context as REST, problems in the error `data`.
   // The typed client sends at most 50 calls a request (its `maxItems`); more than MAX_TRPC_BATCH get a 400.
-  await registerTrpcEndpoint(app, { router: appRouter, db: database.db, maxBatchSize: MAX_TRPC_BATCH, idempotency, cursors, live });
+  await registerTrpcEndpoint(app, { router: appRouter, db: database.db, maxBatchSize: MAX_TRPC_BATCH, idempotency, cursors, live, webhooks });
 
   return app;
 }

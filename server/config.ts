@@ -11,6 +11,7 @@ import { defaultDatabaseTimeouts, type DatabaseTimeouts } from './db/client.ts';
 import { defaultHttpTimeouts, type HttpTimeouts } from './http/timeouts.ts';
 import { isProxyEntry, type TrustProxy } from './lib/client-address.ts';
 import { Email } from './modules/users/users.schemas.ts';
+import { bareHost } from './lib/webhook-targets.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -102,6 +103,25 @@ const EnvSchema = z.object({
   IDEMPOTENCY_TTL_HOURS: z.coerce.number().int().min(24).max(48).default(24),
   // docs/api.md#events: events are kept 30 days by default.
   EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  // --- webhooks (docs/webhooks.md) ---
+  WEBHOOK_MAX_ENDPOINTS: positiveInt.max(1000).default(16),
+  // Host names allowed to resolve to loopback, private or link-local addresses in production.
+  WEBHOOK_ALLOWED_HOSTS: z
+    .string()
+    .refine((v) => v.split(',').every((host) => /^[a-z0-9.:[\]-]+$/i.test(host.trim())), 'must be a comma list of host names such as hooks.internal,10.0.0.5')
+    .optional(),
+  // Seconds to wait before each retry; after the last, a delivery has failed.
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\s*\d+\s*(,\s*\d+\s*){0,19}$/, 'must be a comma list of at most 20 whole seconds such as 5,300,1800')
+    .default('5,300,1800,7200,18000,36000,36000'),
+  // `false`: this process delivers nothing (another instance, or a worker process, does).
+  WEBHOOK_WORKER: z.enum(['true', 'false']).default('true'),
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: positiveInt.max(100).default(8),
+  WEBHOOK_POLL_INTERVAL_MS: positiveInt.min(10).max(60_000).default(500),
+  // How long a claimed delivery is held; past it, another worker takes it (longer than the 10 s timeout).
+  WEBHOOK_LEASE_SECONDS: positiveInt.min(15).max(3600).default(60),
+  // --- end of webhooks ---
 });
 
 export interface Config {
@@ -145,6 +165,16 @@ export interface Config {
   idempotencyTtlHours: number;
   /** Days an event is kept before it is purged. */
   eventRetentionDays: number;
+  /** Webhook endpoints and their delivery (docs/webhooks.md). */
+  webhooks: {
+    maxEndpoints: number;
+    allowedHosts: string[];
+    retryScheduleSeconds: number[];
+    worker: boolean;
+    concurrencyPerEndpoint: number;
+    pollIntervalMs: number;
+    leaseSeconds: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -238,6 +268,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: e.PUBLIC_URL,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     eventRetentionDays: e.EVENT_RETENTION_DAYS,
+    webhooks: {
+      maxEndpoints: e.WEBHOOK_MAX_ENDPOINTS,
+      allowedHosts: (e.WEBHOOK_ALLOWED_HOSTS ?? '')
+        .split(',')
+        .map((host) => bareHost(host.trim()))
+        .filter((host) => host !== ''),
+      retryScheduleSeconds: e.WEBHOOK_RETRY_SCHEDULE.split(',').map((seconds) => Number(seconds.trim())),
+      worker: e.WEBHOOK_WORKER === 'true',
+      concurrencyPerEndpoint: e.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
+      pollIntervalMs: e.WEBHOOK_POLL_INTERVAL_MS,
+      leaseSeconds: e.WEBHOOK_LEASE_SECONDS,
+    },
     corsOrigins: e.CORS_ORIGINS === '*' ? '*' : (e.CORS_ORIGINS?.split(',').map((o) => o.trim()) ?? []),
     tls: e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { cert: readFileSync(e.TLS_CERT_FILE, 'utf8'), key: readFileSync(e.TLS_KEY_FILE, 'utf8') } : undefined,
   };

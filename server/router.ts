@@ -6,6 +6,7 @@ import { paymentsRouter } from './modules/payments/payments.router.ts';
 import { productsRouter } from './modules/products/products.router.ts';
 import { refundsRouter } from './modules/refunds/refunds.router.ts';
 import { usersRouter } from './modules/users/users.router.ts';
+import { webhooksRouter } from './modules/webhooks/webhooks.router.ts';
 import { createCallerFactory, router } from './trpc/trpc.ts';
 
 export const appRouter = router({
@@ -17,6 +18,7 @@ export const appRouter = router({
   fulfillments: fulfillmentsRouter,
   clients: clientsRouter,
   events: eventsRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

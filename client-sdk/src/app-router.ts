@@ -1117,7 +1117,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           name: string;
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read")[];
+          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
           redirect_uris?: string[] | undefined;
           first_party?: boolean | undefined;
           confidential?: boolean | undefined;
@@ -1126,7 +1126,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read")[];
+          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;
@@ -1148,7 +1148,7 @@ export type AppRouter = TRPCBuiltRouter<
             name: string;
             redirect_uris: string[];
             grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-            scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read")[];
+            scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
             first_party: boolean;
             confidential: boolean;
             created_at: string;
@@ -1172,7 +1172,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read")[];
+          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;
@@ -1273,6 +1273,171 @@ export type AppRouter = TRPCBuiltRouter<
           has_more: boolean;
           next_cursor: string | null;
           prev_cursor: string | null;
+        };
+        meta: object;
+      }>;
+    };
+    webhooks: {
+      /** Add a webhook endpoint (its secret is shown only now): `POST /api/v1/webhook-endpoints` */
+      create: TRPCMutationProcedure<{
+        input: {
+          url: string;
+          enabled_events: string[];
+          description?: string | undefined;
+        };
+        output: {
+          id: number;
+          url: string;
+          description: string | null;
+          enabled_events: string[];
+          disabled: boolean;
+          disabled_reason: "gone" | "requested" | null;
+          created_at: string;
+          updated_at: string;
+          secret: string;
+          previous_secret_expires_at: string | null;
+        };
+        meta: object;
+      }>;
+      /** List webhook endpoints, newest first: `GET /api/v1/webhook-endpoints` */
+      list: TRPCQueryProcedure<{
+        input: {
+          page?: number | undefined;
+          limit?: number | undefined;
+          cursor?: string | undefined;
+        } | undefined;
+        output: {
+          data: {
+            id: number;
+            url: string;
+            description: string | null;
+            enabled_events: string[];
+            disabled: boolean;
+            disabled_reason: "gone" | "requested" | null;
+            created_at: string;
+            updated_at: string;
+          }[];
+          page: number;
+          limit: number;
+          has_more: boolean;
+          next_cursor: string | null;
+          prev_cursor: string | null;
+        };
+        meta: object;
+      }>;
+      /** Read a webhook endpoint: `GET /api/v1/webhook-endpoints/{id}` */
+      get: TRPCQueryProcedure<{
+        input: {
+          id: number;
+        };
+        output: {
+          id: number;
+          url: string;
+          description: string | null;
+          enabled_events: string[];
+          disabled: boolean;
+          disabled_reason: "gone" | "requested" | null;
+          created_at: string;
+          updated_at: string;
+        };
+        meta: object;
+      }>;
+      /** Change a webhook endpoint: `PATCH /api/v1/webhook-endpoints/{id}` */
+      patch: TRPCMutationProcedure<{
+        input: {
+          id: number;
+          url?: string | undefined;
+          enabled_events?: string[] | undefined;
+          description?: string | null | undefined;
+          disabled?: boolean | undefined;
+        };
+        output: {
+          id: number;
+          url: string;
+          description: string | null;
+          enabled_events: string[];
+          disabled: boolean;
+          disabled_reason: "gone" | "requested" | null;
+          created_at: string;
+          updated_at: string;
+        };
+        meta: object;
+      }>;
+      /** Delete a webhook endpoint: `DELETE /api/v1/webhook-endpoints/{id}` */
+      delete: TRPCMutationProcedure<{
+        input: {
+          id: number;
+        };
+        output: void;
+        meta: object;
+      }>;
+      /** Rotate a webhook endpoint's secret: `POST /api/v1/webhook-endpoints/{id}/rotate-secret` */
+      rotateSecret: TRPCMutationProcedure<{
+        input: {
+          id: number;
+        };
+        output: {
+          id: number;
+          url: string;
+          description: string | null;
+          enabled_events: string[];
+          disabled: boolean;
+          disabled_reason: "gone" | "requested" | null;
+          created_at: string;
+          updated_at: string;
+          secret: string;
+          previous_secret_expires_at: string | null;
+        };
+        meta: object;
+      }>;
+      /** List a webhook endpoint's deliveries, newest first: `GET /api/v1/webhook-endpoints/{id}/deliveries` */
+      listDeliveries: TRPCQueryProcedure<{
+        input: {
+          id: number;
+          page?: number | undefined;
+          limit?: number | undefined;
+          cursor?: string | undefined;
+        };
+        output: {
+          data: {
+            id: number;
+            endpoint_id: number;
+            event_id: string;
+            event_type: string;
+            state: "pending" | "succeeded" | "failed";
+            attempts: number;
+            last_status: number | null;
+            last_error: string | null;
+            last_attempt_at: string | null;
+            next_attempt_at: string | null;
+            created_at: string;
+          }[];
+          page: number;
+          limit: number;
+          has_more: boolean;
+          next_cursor: string | null;
+          prev_cursor: string | null;
+        };
+        meta: object;
+      }>;
+      /** Send a delivery again now: `POST /api/v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry` */
+      retryDelivery: TRPCMutationProcedure<{
+        input: {
+          id: number;
+          deliveryId: number;
+        };
+        output: {
+          id: number;
+          endpoint_id: number;
+          event_id: string;
+          event_type: string;
+          state: "pending" | "succeeded" | "failed";
+          attempts: number;
+          last_status: number | null;
+          last_error: string | null;
+          last_attempt_at: string | null;
+          next_attempt_at: string | null;
+          created_at: string;
         };
         meta: object;
       }>;

@@ -536,6 +536,134 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints, newest first
+         * @description Every webhook endpoint, newest first, paged; secrets are never listed.
+         *
+         *     **Access:** admins or service clients, with a token granting `webhooks:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        get: operations["webhooks-list"];
+        put?: never;
+        /**
+         * Add a webhook endpoint (its secret is shown only now)
+         * @description Events of the types in `enabled_events` are POSTed to `url`, signed per Standard Webhooks with `secret` (docs/webhooks.md). A URL the rules refuse is 422 naming `url`, an unknown event type 422; beyond `WEBHOOK_MAX_ENDPOINTS` (16) endpoints, 409.
+         *
+         *     **Access:** admins or service clients, with a token granting `webhooks:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        post: operations["webhooks-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a webhook endpoint
+         * @description One endpoint, without its secret (rotate it for a new one).
+         *
+         *     **Access:** admins or service clients, with a token granting `webhooks:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        get: operations["webhooks-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint and its deliveries; nothing more is sent to it. A repeated DELETE is 404.
+         *
+         *     **Access:** admins or service clients, with a token granting `webhooks:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        delete: operations["webhooks-delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes the fields given: `url` (the same rules as on creation), `enabled_events`, `description`, `disabled` (`true` stops deliveries; `false` resumes them, also after a 410 disabled it).
+         *
+         *     **Access:** admins or service clients, with a token granting `webhooks:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        patch: operations["webhooks-patch"];
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description Answers the endpoint with a new `secret`, shown only now. For 24 hours each delivery carries a signature made with the old secret too, so a receiver can move to the new one without losing a delivery.
+         *
+         *     **Access:** admins or service clients, with a token granting `webhooks:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        post: operations["webhooks-rotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's deliveries, newest first
+         * @description Each event sent (or to be sent) to the endpoint: its state, attempts, the last status or error, and when it is next attempted. Paged.
+         *
+         *     **Access:** admins or service clients, with a token granting `webhooks:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        get: operations["webhooks-listDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again now
+         * @description Makes the delivery due now, whatever its state, and answers 202: the worker sends it at once, with the same `webhook-id`. One being sent right now is left to finish. A disabled endpoint is 409: enable it first.
+         *
+         *     **Access:** admins or service clients, with a token granting `webhooks:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        post: operations["webhooks-retryDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;
@@ -641,7 +769,408 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "user.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.created: A user was created (registered, signed up, made by an admin, or the start-up admin).
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `user.created`, `user.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-user-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.updated: A user changed; `previous_attributes` holds the old values.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `user.updated`, `user.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-user-updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.deleted: A user was deleted; `data.object` is the user as they were.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `user.deleted`, `user.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-user-deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.created: A payment was captured (its order became paid in the same transaction: `order.paid`).
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `payment.created`, `payment.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-payment-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.refunded: Part or all of a payment was given back (`amount_refunded` grew; a refund in full also moves its order: `order.refunded`, or `order.cancelled` for a paid order cancelled).
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `payment.refunded`, `payment.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-payment-refunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.created: An order was created (always a draft).
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.created`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.updated: Fields of an order other than its status changed; `previous_attributes` holds their old values.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.updated`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.confirmed: An order became confirmed.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.confirmed`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-confirmed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.paid: An order became paid.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.paid`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.shipped": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.shipped: An order became shipped.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.shipped`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-shipped"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.delivered: An order became delivered.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.delivered`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-delivered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.completed: An order became completed.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.completed`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.cancelled: An order became cancelled.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.cancelled`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.refunded: An order became refunded.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.refunded`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-refunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.deleted: An order was deleted; `data.object` is the order as it was.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order.deleted`, `order.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order-deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "fulfillment.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * fulfillment.created: A fulfillment was recorded: requested (send-to-fulfillment) or shipped at once.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `fulfillment.created`, `fulfillment.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-fulfillment-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "fulfillment.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * fulfillment.updated: A fulfillment changed (a requested one shipped, with its carrier and tracking number).
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `fulfillment.updated`, `fulfillment.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-fulfillment-updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.created: A product was created.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `product.created`, `product.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-product-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.updated: A product was replaced with other values; `previous_attributes` holds the old ones.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `product.updated`, `product.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-product-updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.archived": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.archived: A product was archived (DELETE): its reads answer 410 from now on; `data.object` is the product as it was.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `product.archived`, `product.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-product-archived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description RFC 9457 problem details, the body of every 4xx and 5xx answer (`application/problem+json`). `type` names the problem: GET it for a page that explains it. */
@@ -763,7 +1292,7 @@ export interface components {
              * @description The scope the operation needs.
              * @enum {string}
              */
-            scope: "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage" | "events:read";
+            scope: "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage";
         } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
         /** @description Forbidden (403): The caller is identified but has no right to the operation. See [/problems/forbidden](/problems/forbidden). */
         ForbiddenProblem: {
@@ -1065,7 +1594,7 @@ export interface components {
              */
             revocation_endpoint: string;
             /** @description Every scope. */
-            scopes_supported: ("orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage" | "events:read")[];
+            scopes_supported: ("orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
             /** @description Only `code`. */
             response_types_supported: "code"[];
             /** @description Only `query`. */
@@ -1122,7 +1651,7 @@ export interface components {
          * @description An OAuth scope; the oauth2 security scheme says what each one grants.
          * @enum {string}
          */
-        Scope: "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage" | "events:read";
+        Scope: "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage";
         Product: {
             /**
              * @description Identifier assigned by the service.
@@ -1547,6 +2076,153 @@ export interface components {
                 };
             };
         };
+        WebhookEndpointWithSecret: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Where events are POSTed: `https`, or `http` to a loopback host outside production; no credentials, no fragment. In production a host that resolves to a loopback, private or link-local address is refused unless `WEBHOOK_ALLOWED_HOSTS` names it (422 naming `url`).
+             * @example https://hooks.example.com/orders
+             */
+            url: string;
+            description: string | null;
+            /**
+             * @description The event types sent to the endpoint: types (`payment.created`), resource prefixes (`order.*`), or `["*"]` for every type. An unknown type is 422.
+             * @example [
+             *       "order.*",
+             *       "payment.created"
+             *     ]
+             */
+            enabled_events: string[];
+            /** @description A disabled endpoint is sent nothing; its pending deliveries wait until it is enabled again. */
+            disabled: boolean;
+            /** @description Why it is disabled: `requested` (a PATCH), or `gone` (the receiver answered 410 Gone); null while enabled. */
+            disabled_reason: ("requested" | "gone") | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+            /**
+             * @description The signing secret: `whsec_` and the base64 of 32 random bytes. Shown only when the endpoint is made and when the secret is rotated; keep it.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2b6pHs3ZLvo=
+             */
+            secret: string;
+            /** @description Until when deliveries are signed with the previous secret too (24 hours after a rotation); null when there is none. */
+            previous_secret_expires_at: string | null;
+        };
+        WebhookEndpointList: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            /** @description The page number; along cursors, counted from the page the first cursor came from. */
+            page: number;
+            limit: number;
+            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
+            has_more: boolean;
+            /** @description The `cursor` of the next page, or null on the last page. */
+            next_cursor: string | null;
+            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
+            prev_cursor: string | null;
+        };
+        WebhookEndpoint: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Where events are POSTed: `https`, or `http` to a loopback host outside production; no credentials, no fragment. In production a host that resolves to a loopback, private or link-local address is refused unless `WEBHOOK_ALLOWED_HOSTS` names it (422 naming `url`).
+             * @example https://hooks.example.com/orders
+             */
+            url: string;
+            description: string | null;
+            /**
+             * @description The event types sent to the endpoint: types (`payment.created`), resource prefixes (`order.*`), or `["*"]` for every type. An unknown type is 422.
+             * @example [
+             *       "order.*",
+             *       "payment.created"
+             *     ]
+             */
+            enabled_events: string[];
+            /** @description A disabled endpoint is sent nothing; its pending deliveries wait until it is enabled again. */
+            disabled: boolean;
+            /** @description Why it is disabled: `requested` (a PATCH), or `gone` (the receiver answered 410 Gone); null while enabled. */
+            disabled_reason: ("requested" | "gone") | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+            /** @description The page number; along cursors, counted from the page the first cursor came from. */
+            page: number;
+            limit: number;
+            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
+            has_more: boolean;
+            /** @description The `cursor` of the next page, or null on the last page. */
+            next_cursor: string | null;
+            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
+            prev_cursor: string | null;
+        };
+        WebhookDelivery: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            endpoint_id: number;
+            /**
+             * @description Identifier of the event (`evt_` and 20 characters); the same on every delivery of it.
+             * @example evt_3q2Yz0mXk9bTfP1sLw8d
+             */
+            event_id: string;
+            /**
+             * @description The type of the event delivered.
+             * @example order.paid
+             */
+            event_type: string;
+            /**
+             * @description `pending` (due, or waiting for its next attempt), `succeeded` (a 2xx), or `failed` (every attempt failed, or the receiver answered 410).
+             * @enum {string}
+             */
+            state: "pending" | "succeeded" | "failed";
+            /** @description Attempts made so far. */
+            attempts: number;
+            /** @description The HTTP status of the last attempt; null when it got none (no attempt yet, a timeout, a refused connection). */
+            last_status: number | null;
+            /** @description Why the last attempt failed; null when it succeeded or none was made. */
+            last_error: string | null;
+            last_attempt_at: string | null;
+            /** @description When it is next attempted (pending only); null once succeeded or failed. */
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+        };
         /** @description Members to change; `null` removes a nullable member; an array replaces the whole array. Unknown members are refused (422). */
         OrdersPatchBody: {
             /**
@@ -1589,6 +2265,339 @@ export interface components {
             readonly _links?: components["schemas"]["OrderLinks"] | null;
             /** @description Read-only: ignored when sent back (the path names the resource). */
             readonly id?: number | null;
+        };
+        UserEventObject: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /** @description Compared case-insensitively; unique. */
+            email: string;
+            name: string;
+            role: components["schemas"]["UserRole"];
+            metadata: components["schemas"]["Metadata"];
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description user.created: A user was created (registered, signed up, made by an admin, or the start-up admin). */
+        UserCreatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "user.created";
+            data?: {
+                object: components["schemas"]["UserEventObject"];
+            };
+        };
+        /** @description user.updated: A user changed; `previous_attributes` holds the old values. */
+        UserUpdatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "user.updated";
+            data?: {
+                object: components["schemas"]["UserEventObject"];
+            };
+        };
+        /** @description user.deleted: A user was deleted; `data.object` is the user as they were. */
+        UserDeletedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "user.deleted";
+            data?: {
+                object: components["schemas"]["UserEventObject"];
+            };
+        };
+        PaymentEventObject: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            order_id: number;
+            /** @description Minor units (0 for a free order). */
+            amount: number;
+            /** @description The sum of its refunds, minor units: 0 to `amount`. */
+            amount_refunded: number;
+            /**
+             * @description ISO 4217 currency code.
+             * @example USD
+             */
+            currency: string;
+            method: components["schemas"]["PaymentMethod"];
+            /**
+             * @description Payments are captured at once; refunds leave it captured and raise `amount_refunded`.
+             * @constant
+             */
+            status: "captured";
+            metadata: components["schemas"]["Metadata"];
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Its last refund; its creation until then.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description payment.created: A payment was captured (its order became paid in the same transaction: `order.paid`). */
+        PaymentCreatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "payment.created";
+            data?: {
+                object: components["schemas"]["PaymentEventObject"];
+            };
+        };
+        /** @description payment.refunded: Part or all of a payment was given back (`amount_refunded` grew; a refund in full also moves its order: `order.refunded`, or `order.cancelled` for a paid order cancelled). */
+        PaymentRefundedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "payment.refunded";
+            data?: {
+                object: components["schemas"]["PaymentEventObject"];
+            };
+        };
+        OrderEventObject: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            customer_id: number;
+            items: {
+                /**
+                 * @description Identifier assigned by the service.
+                 * @example 17
+                 */
+                product_id: number;
+                quantity: number;
+                /** @description The product's price when the item was set (minor units). */
+                unit_price: number;
+                /** @description unit_price x quantity. */
+                line_total: number;
+            }[];
+            address: string | null;
+            status: components["schemas"]["OrderStatus"];
+            discount_code: string | null;
+            /**
+             * @description ISO 4217 currency code.
+             * @example USD
+             */
+            currency: string;
+            /** @description Sum of line_total, minor units. */
+            total: number;
+            metadata: components["schemas"]["Metadata"];
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description order.created: An order was created (always a draft). */
+        OrderCreatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.created";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.updated: Fields of an order other than its status changed; `previous_attributes` holds their old values. */
+        OrderUpdatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.updated";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.confirmed: An order became confirmed. */
+        OrderConfirmedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.confirmed";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.paid: An order became paid. */
+        OrderPaidEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.paid";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.shipped: An order became shipped. */
+        OrderShippedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.shipped";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.delivered: An order became delivered. */
+        OrderDeliveredEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.delivered";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.completed: An order became completed. */
+        OrderCompletedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.completed";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.cancelled: An order became cancelled. */
+        OrderCancelledEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.cancelled";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.refunded: An order became refunded. */
+        OrderRefundedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.refunded";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        /** @description order.deleted: An order was deleted; `data.object` is the order as it was. */
+        OrderDeletedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order.deleted";
+            data?: {
+                object: components["schemas"]["OrderEventObject"];
+            };
+        };
+        FulfillmentEventObject: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            order_id: number;
+            status: components["schemas"]["FulfillmentStatus"];
+            /** @description Set once shipped. */
+            carrier: string | null;
+            /** @description Set once shipped. */
+            tracking_number: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description fulfillment.created: A fulfillment was recorded: requested (send-to-fulfillment) or shipped at once. */
+        FulfillmentCreatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "fulfillment.created";
+            data?: {
+                object: components["schemas"]["FulfillmentEventObject"];
+            };
+        };
+        /** @description fulfillment.updated: A fulfillment changed (a requested one shipped, with its carrier and tracking number). */
+        FulfillmentUpdatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "fulfillment.updated";
+            data?: {
+                object: components["schemas"]["FulfillmentEventObject"];
+            };
+        };
+        ProductEventObject: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            sku: string;
+            name: string;
+            description: string | null;
+            category: string;
+            /** @description Price in minor units (cents). */
+            price: number;
+            /**
+             * @description ISO 4217 currency code.
+             * @example USD
+             */
+            currency: string;
+            /** @description Units available (reserved units of confirmed orders are taken out). */
+            stock: number;
+            metadata: components["schemas"]["Metadata"];
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description product.created: A product was created. */
+        ProductCreatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "product.created";
+            data?: {
+                object: components["schemas"]["ProductEventObject"];
+            };
+        };
+        /** @description product.updated: A product was replaced with other values; `previous_attributes` holds the old ones. */
+        ProductUpdatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "product.updated";
+            data?: {
+                object: components["schemas"]["ProductEventObject"];
+            };
+        };
+        /** @description product.archived: A product was archived (DELETE): its reads answer 410 from now on; `data.object` is the product as it was. */
+        ProductArchivedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "product.archived";
+            data?: {
+                object: components["schemas"]["ProductEventObject"];
+            };
         };
     };
     responses: never;
@@ -8485,6 +9494,1452 @@ export interface operations {
             };
         };
     };
+    "webhooks-list": {
+        parameters: {
+            query?: {
+                /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
+                page?: number;
+                /** @description Page size, 1-100 (default 20). */
+                limit?: number;
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: no row repeated or skipped when rows are added between requests, and as fast deep down as on page 1 where an index holds the order. Any other value is 400 (longer than 1024 characters, 422). */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "webhooks-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Where events are POSTed: `https`, or `http` to a loopback host outside production; no credentials, no fragment. In production a host that resolves to a loopback, private or link-local address is refused unless `WEBHOOK_ALLOWED_HOSTS` names it (422 naming `url`).
+                     * @example https://hooks.example.com/orders
+                     */
+                    url: string;
+                    /**
+                     * @description The event types sent to the endpoint: types (`payment.created`), resource prefixes (`order.*`), or `["*"]` for every type. An unknown type is 422.
+                     * @example [
+                     *       "order.*",
+                     *       "payment.created"
+                     *     ]
+                     */
+                    enabled_events: string[];
+                    /**
+                     * @description What the endpoint is for (yours; not sent anywhere).
+                     * @example Warehouse
+                     */
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result (same body, Location and ETag), nothing created again. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/conflict`](/problems/conflict) Conflict; [`/problems/idempotency-key-in-use`](/problems/idempotency-key-in-use) Idempotency key in use. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Post": components["headers"]["Accept-Post"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed; [`/problems/idempotency-key-mismatch`](/problems/idempotency-key-mismatch) Idempotency key reused with a different request. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"] | components["schemas"]["IdempotencyKeyMismatchProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "webhooks-get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /** @description Identifier assigned by the service. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "webhooks-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier assigned by the service. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "webhooks-patch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier assigned by the service. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Where events are POSTed: `https`, or `http` to a loopback host outside production; no credentials, no fragment. In production a host that resolves to a loopback, private or link-local address is refused unless `WEBHOOK_ALLOWED_HOSTS` names it (422 naming `url`).
+                     * @example https://hooks.example.com/orders
+                     */
+                    url?: string;
+                    /**
+                     * @description The event types sent to the endpoint: types (`payment.created`), resource prefixes (`order.*`), or `["*"]` for every type. An unknown type is 422.
+                     * @example [
+                     *       "order.*",
+                     *       "payment.created"
+                     *     ]
+                     */
+                    enabled_events?: string[];
+                    /** @description What the endpoint is for; null removes it. */
+                    description?: string | null;
+                    /** @description `true` stops deliveries to the endpoint, `false` resumes them. */
+                    disabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Patch": components["headers"]["Accept-Patch"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "webhooks-rotateSecret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier assigned by the service. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "webhooks-listDeliveries": {
+        parameters: {
+            query?: {
+                /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
+                page?: number;
+                /** @description Page size, 1-100 (default 20). */
+                limit?: number;
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: no row repeated or skipped when rows are added between requests, and as fast deep down as on page 1 where an index holds the order. Any other value is 400 (longer than 1024 characters, 422). */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /** @description The endpoint. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "webhooks-retryDelivery": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The endpoint. */
+                id: number;
+                /** @description The delivery. */
+                deliveryId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result (same body, Location and ETag), nothing created again. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Accepted: the work is requested; Location names it. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/conflict`](/problems/conflict) Conflict; [`/problems/idempotency-key-in-use`](/problems/idempotency-key-in-use) Idempotency key in use. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/idempotency-key-mismatch`](/problems/idempotency-key-mismatch) Idempotency key reused with a different request. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["IdempotencyKeyMismatchProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
     health: {
         parameters: {
             query?: never;
@@ -9194,6 +11649,866 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["RateLimitedProblem"];
                 };
+            };
+        };
+    };
+    "webhook-user-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-user-updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-user-deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-payment-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-payment-refunded": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentRefundedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-confirmed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-paid": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderPaidEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-shipped": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderShippedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-delivered": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderDeliveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-completed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-cancelled": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-refunded": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderRefundedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-fulfillment-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FulfillmentCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-fulfillment-updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FulfillmentUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-product-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-product-updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-product-archived": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductArchivedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

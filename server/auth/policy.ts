@@ -8,7 +8,8 @@ import { missingToken, type Caller, type Role, type UserCaller } from './tokens.
 
 /**
  * The OAuth scopes (docs/api.md#scopes): the six the service began with, plus `users:write` (change or delete a user),
- * `clients:manage` (register and remove OAuth clients) and `events:read` (every event), so that every non-public procedure names
+ * `clients:manage` (register and remove OAuth clients), `events:read` (every event) and `webhooks:manage`
+ * (webhook endpoints and their deliveries), so that every non-public procedure names
  * the scope it needs and a token limited by its `scope` claim reaches nothing else.
  */
 export const SCOPES = [
@@ -21,6 +22,7 @@ export const SCOPES = [
   'users:write',
   'clients:manage',
   'events:read',
+  'webhooks:manage',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -6,6 +6,7 @@
  * The authorization server's endpoints (plain routes, not procedures) are described by the oauth
  * module (server/oauth/openapi-paths.ts) and gathered here.
  */
+import { webhooksSection } from './openapi-webhooks.ts';
 import type { AnyRouter } from '@trpc/server';
 import type { z } from 'zod';
 import { createDocument, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
@@ -42,6 +43,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
     'OAuth 2.0 clients of the authorization server (`/oauth`): register, list and remove them (admins, `clients:manage`). A confidential client\'s secret is shown once.',
   events:
     "What changed, as it happened: every change writes an event in its own transaction (`order.paid`, `product.updated`...), kept 30 days. Admins and service clients with `events:read` read them all; whoever may read an order reads its timeline.",
+  webhooks:
+    'Events sent to your URL as they happen, signed per Standard Webhooks (docs/webhooks.md): endpoints with the event types they take, a secret shown once and rotated with 24 hours of overlap, and every delivery attempt (admins, `webhooks:manage`).',
   health: 'Liveness and readiness of the service and its database.',
 };
 
@@ -56,6 +59,7 @@ const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'users:write': 'Change and delete users (customers: themselves).',
   'clients:manage': 'Register, list and remove OAuth clients (admins).',
   'events:read': "Read every event (admins); an order's own events need only `orders:read`.",
+  'webhooks:manage': 'Add, change and remove webhook endpoints, rotate their secrets, read and retry their deliveries (admins).',
 };
 
 const ROLE_NAMES = { customer: 'customers', admin: 'admins', service: 'service clients' } as const;
@@ -771,5 +775,9 @@ export function buildOpenApiDocument(router: AnyRouter, version: string, parts: 
     if (!putBody) throw new Error(`${route.procedurePath}: a PATCH needs a PUT on ${route.path} to describe its merge patch`);
     components.schemas[`${pascal(route.procedurePath)}Body`] = mergePatchSchema(putBody);
   }
+  // What a webhook endpoint receives, one entry per event type (server/http/openapi-webhooks.ts).
+  const section = webhooksSection(components.schemas as Record<string, Record<string, unknown>>);
+  Object.assign(components.schemas, section.schemas);
+  (document as { webhooks?: unknown }).webhooks = section.webhooks;
   return document;
 }

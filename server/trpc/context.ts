@@ -7,6 +7,7 @@ import { MAX_LISTED_ERRORS } from '../errors/problems.ts';
 import { parseEntityTags } from '../lib/etag.ts';
 import type { Preconditions } from '../lib/preconditions.ts';
 import { processCursors, type CursorCodec } from '../lib/cursors.ts';
+import { defaultWebhookEndpointSettings, type WebhookEndpointSettings } from '../lib/webhook-targets.ts';
 
 // Services import it from here today; it lives in lib/ so lib/ never imports trpc/.
 export type { Preconditions };
@@ -64,6 +65,8 @@ export interface Context {
   idempotency: IdempotencySettings;
   /** Signs and reads list cursors (server/modules/paging.ts). */
   cursors: CursorCodec;
+  /** The rules webhook endpoints are held to (docs/webhooks.md#endpoint-urls). */
+  webhooks: WebhookEndpointSettings;
   response: ResponseBag;
   /**
    * How many field errors a problem lists (`errors`; `errors_total` counts them all): the whole
@@ -85,6 +88,7 @@ export interface ContextInnerOptions {
   idempotency?: IdempotencySettings;
   cursors?: CursorCodec;
   live?: LiveEvents;
+  webhooks?: WebhookEndpointSettings;
 }
 
 /** Calls without a request (tests, scripts) log nothing unless given a logger. */
@@ -105,6 +109,7 @@ export function createContextInner(options: ContextInnerOptions): Context {
     clientAddress: options.clientAddress,
     idempotency: options.idempotency ?? defaultIdempotencySettings,
     cursors: options.cursors ?? processCursors,
+    webhooks: options.webhooks ?? defaultWebhookEndpointSettings,
     response: { headers: {} },
     listedErrors: MAX_LISTED_ERRORS,
     live: options.live,
@@ -117,6 +122,7 @@ export interface ContextDeps {
   idempotency?: IdempotencySettings;
   cursors?: CursorCodec;
   live?: LiveEvents;
+  webhooks?: WebhookEndpointSettings;
 }
 
 /**
@@ -138,5 +144,6 @@ export function createContext(request: FastifyRequest, deps: ContextDeps): Conte
     ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
     ...(deps.cursors ? { cursors: deps.cursors } : {}),
     ...(deps.live ? { live: deps.live } : {}),
+    ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
   });
 }

@@ -44,16 +44,21 @@ export async function createUserRow(db: Db, tokens: TokenService, role: User['ro
 /**
  * One migrated database and one app per test file: PGlite takes seconds to start. `oauth` settings
  * replace the defaults below (test/oauth/ passes small limits); `corsOrigins` lets a browser app on
- * another origin call it (test/browser/storefront.test.ts).
+ * another origin call it (test/browser/storefront.test.ts); `webhooks` holds endpoints to its rules
+ * (test/api/webhooks.test.ts).
  */
-export async function createTestApp(options: { oauth?: AppOptions['oauth']; jwks?: JwksSettings; http?: AppOptions['http']; corsOrigins?: AppOptions['corsOrigins'] } = {}): Promise<TestApp> {
+export async function createTestApp(
+  options: { oauth?: AppOptions['oauth']; jwks?: JwksSettings; http?: AppOptions['http']; corsOrigins?: AppOptions['corsOrigins']; webhooks?: AppOptions['webhooks'] } = {},
+): Promise<TestApp> {
   const database = await createTestDatabase();
   // `jwks`: also accept an external authorization server's tokens (test/api/jwks.test.ts).
   const tokens = new TokenService({ ...TEST_JWT, jwks: options.jwks });
   // A limit no suite reaches; test/api/rate-limit.test.ts builds its own app with a small one.
   // The same for /oauth's own limit (20 a minute per address), which every test shares here.
   const oauth = { rateLimit: { max: 1_000_000, timeWindow: '1 minute' }, ...options.oauth };
-  const app = await buildApp({ database, tokens, rateLimit: { max: 1_000_000, timeWindow: '1 minute' }, oauth, ...(options.http ? { http: options.http } : {}), ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}) });
+  // No delivery worker unless asked for: webhook tests drive one of their own (`deliverDue()`).
+  const webhooks = { worker: false as const, ...options.webhooks };
+  const app = await buildApp({ database, tokens, rateLimit: { max: 1_000_000, timeWindow: '1 minute' }, oauth, webhooks, ...(options.http ? { http: options.http } : {}), ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}) });
   await app.ready();
   const admin = await createUserRow(database.db, tokens, 'admin');
   return {

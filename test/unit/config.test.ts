@@ -387,3 +387,33 @@ describe('SIGN_UP_ENABLED: the sign-in form offers "Create an account" unless it
     expect(naming(problemsOf({ SIGN_UP_ENABLED: value }), 'SIGN_UP_ENABLED')).toBe(true);
   });
 });
+
+describe('webhooks (docs/webhooks.md): documented defaults, and bad values refused naming the variable', () => {
+  it('defaults: 16 endpoints, the 27-hour schedule, the worker on, 8 per endpoint, 500 ms polls, 60 s leases', () => {
+    expect(load({}).webhooks).toEqual({
+      maxEndpoints: 16,
+      allowedHosts: [],
+      retryScheduleSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
+      worker: true,
+      concurrencyPerEndpoint: 8,
+      pollIntervalMs: 500,
+      leaseSeconds: 60,
+    });
+  });
+
+  it('WEBHOOK_ALLOWED_HOSTS and WEBHOOK_RETRY_SCHEDULE are comma lists', () => {
+    const config = load({ WEBHOOK_ALLOWED_HOSTS: 'Hooks.Internal, [::1]', WEBHOOK_RETRY_SCHEDULE: '1, 2,3', WEBHOOK_WORKER: 'false' });
+    expect(config.webhooks).toMatchObject({ allowedHosts: ['hooks.internal', '::1'], retryScheduleSeconds: [1, 2, 3], worker: false });
+  });
+
+  it.each([
+    ['WEBHOOK_RETRY_SCHEDULE', '5,x'],
+    ['WEBHOOK_RETRY_SCHEDULE', '-5'],
+    ['WEBHOOK_ALLOWED_HOSTS', 'https://hooks.example.com/'],
+    ['WEBHOOK_LEASE_SECONDS', '10'],
+    ['WEBHOOK_MAX_ENDPOINTS', '0'],
+    ['WEBHOOK_WORKER', 'off'],
+  ])('%s=%s is refused naming it', (variable, value) => {
+    expect(naming(problemsOf({ [variable]: value }), variable)).toBe(true);
+  });
+});
