@@ -117,7 +117,11 @@ export type AppRouter = TRPCBuiltRouter<
           page?: number | undefined;
           limit?: number | undefined;
           cursor?: string | undefined;
+          q?: string | undefined;
           category?: string | undefined;
+          price_gte?: number | undefined;
+          price_lte?: number | undefined;
+          in_stock?: boolean | undefined;
           sort?: string | undefined;
         } | undefined;
         output: {
@@ -289,6 +293,18 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price: number;
             line_total: number;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[];
           address: string | null;
           status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -323,6 +339,52 @@ export type AppRouter = TRPCBuiltRouter<
               method: "GET" | "POST";
             } | undefined;
           };
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
         };
         meta: object;
       }>;
@@ -330,6 +392,7 @@ export type AppRouter = TRPCBuiltRouter<
       get: TRPCQueryProcedure<{
         input: {
           id: number;
+          expand?: ("customer" | "payments" | "fulfillments" | "items.product")[] | undefined;
         };
         output: {
           id: number;
@@ -339,6 +402,18 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price: number;
             line_total: number;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[];
           address: string | null;
           status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -373,6 +448,52 @@ export type AppRouter = TRPCBuiltRouter<
               method: "GET" | "POST";
             } | undefined;
           };
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
         };
         meta: object;
       }>;
@@ -383,6 +504,7 @@ export type AppRouter = TRPCBuiltRouter<
           limit?: number | undefined;
           cursor?: string | undefined;
           status?: string | undefined;
+          expand?: ("customer" | "payments" | "fulfillments" | "items.product")[] | undefined;
         } | undefined;
         output: {
           data: {
@@ -393,6 +515,18 @@ export type AppRouter = TRPCBuiltRouter<
               quantity: number;
               unit_price: number;
               line_total: number;
+              product?: {
+                id: number;
+                sku: string;
+                name: string;
+                description: string | null;
+                category: string;
+                price: number;
+                currency: string;
+                stock: number;
+                created_at: string;
+                updated_at: string;
+              } | undefined;
             }[];
             address: string | null;
             status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -427,6 +561,52 @@ export type AppRouter = TRPCBuiltRouter<
                 method: "GET" | "POST";
               } | undefined;
             };
+            customer?: {
+              id: number;
+              email: string;
+              name: string;
+              role: "customer" | "admin";
+              created_at: string;
+              updated_at: string;
+            } | null | undefined;
+            payments?: {
+              id: number;
+              order_id: number;
+              amount: number;
+              amount_refunded: number;
+              currency: string;
+              method: "card" | "bank_transfer" | "wallet";
+              status: "captured";
+              created_at: string;
+              updated_at: string;
+              _links: {
+                self: {
+                  href: string;
+                  method: "GET" | "POST";
+                };
+                order: {
+                  href: string;
+                  method: "GET" | "POST";
+                };
+                refunds: {
+                  href: string;
+                  method: "GET" | "POST";
+                };
+                refund?: {
+                  href: string;
+                  method: "GET" | "POST";
+                } | undefined;
+              };
+            }[] | undefined;
+            fulfillments?: {
+              id: number;
+              order_id: number;
+              status: "shipped" | "requested";
+              carrier: string | null;
+              tracking_number: string | null;
+              created_at: string;
+              updated_at: string;
+            }[] | undefined;
           }[];
           page: number;
           limit: number;
@@ -446,6 +626,18 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price?: number | undefined;
             line_total?: number | undefined;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[] | undefined;
           address?: string | null | undefined;
           discount_code?: string | null | undefined;
@@ -454,6 +646,52 @@ export type AppRouter = TRPCBuiltRouter<
           total?: number | undefined;
           created_at?: string | undefined;
           updated_at?: string | undefined;
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
           _links?: {
             self: {
               href: string;
@@ -489,6 +727,18 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price: number;
             line_total: number;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[];
           address: string | null;
           status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -523,6 +773,52 @@ export type AppRouter = TRPCBuiltRouter<
               method: "GET" | "POST";
             } | undefined;
           };
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
         };
         meta: object;
       }>;
@@ -538,6 +834,18 @@ export type AppRouter = TRPCBuiltRouter<
               quantity: number;
               unit_price?: number | undefined;
               line_total?: number | undefined;
+              product?: {
+                id: number;
+                sku: string;
+                name: string;
+                description: string | null;
+                category: string;
+                price: number;
+                currency: string;
+                stock: number;
+                created_at: string;
+                updated_at: string;
+              } | undefined;
             }[] | undefined;
             address?: string | null | undefined;
             discount_code?: string | null | undefined;
@@ -547,6 +855,52 @@ export type AppRouter = TRPCBuiltRouter<
             total?: number | undefined;
             created_at?: string | undefined;
             updated_at?: string | undefined;
+            customer?: {
+              id: number;
+              email: string;
+              name: string;
+              role: "customer" | "admin";
+              created_at: string;
+              updated_at: string;
+            } | null | undefined;
+            payments?: {
+              id: number;
+              order_id: number;
+              amount: number;
+              amount_refunded: number;
+              currency: string;
+              method: "card" | "bank_transfer" | "wallet";
+              status: "captured";
+              created_at: string;
+              updated_at: string;
+              _links: {
+                self: {
+                  href: string;
+                  method: "GET" | "POST";
+                };
+                order: {
+                  href: string;
+                  method: "GET" | "POST";
+                };
+                refunds: {
+                  href: string;
+                  method: "GET" | "POST";
+                };
+                refund?: {
+                  href: string;
+                  method: "GET" | "POST";
+                } | undefined;
+              };
+            }[] | undefined;
+            fulfillments?: {
+              id: number;
+              order_id: number;
+              status: "shipped" | "requested";
+              carrier: string | null;
+              tracking_number: string | null;
+              created_at: string;
+              updated_at: string;
+            }[] | undefined;
             _links?: {
               self: {
                 href: string;
@@ -594,6 +948,18 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price: number;
             line_total: number;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[];
           address: string | null;
           status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -628,6 +994,52 @@ export type AppRouter = TRPCBuiltRouter<
               method: "GET" | "POST";
             } | undefined;
           };
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
         };
         meta: object;
       }>;
@@ -644,6 +1056,18 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price: number;
             line_total: number;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[];
           address: string | null;
           status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -678,6 +1102,52 @@ export type AppRouter = TRPCBuiltRouter<
               method: "GET" | "POST";
             } | undefined;
           };
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
         };
         meta: object;
       }>;
@@ -694,6 +1164,18 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price: number;
             line_total: number;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[];
           address: string | null;
           status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -728,6 +1210,52 @@ export type AppRouter = TRPCBuiltRouter<
               method: "GET" | "POST";
             } | undefined;
           };
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
         };
         meta: object;
       }>;

@@ -139,7 +139,7 @@ export interface paths {
         };
         /**
          * List orders, newest first (customers: their own)
-         * @description Orders, newest first, paged; customers see only their own. `status` filters by a status (any case, or an upper-case alias) or `active` (confirmed, paid, shipped, delivered).
+         * @description Orders, newest first, paged; customers see only their own. `status` filters by a status (any case, or an upper-case alias) or `active` (confirmed, paid, shipped, delivered). `expand` embeds related resources in each order.
          *
          *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
          */
@@ -167,7 +167,7 @@ export interface paths {
         };
         /**
          * Read an order
-         * @description An order with its items, totals and the `_links` its status allows. Customers see only their own orders (another's is 404).
+         * @description An order with its items, totals and the `_links` its status allows. Customers see only their own orders (another's is 404). `expand` embeds its products, customer, payments or fulfillments.
          *
          *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
          */
@@ -1214,6 +1214,8 @@ export interface components {
                 unit_price: number;
                 /** @description unit_price x quantity. */
                 line_total: number;
+                /** @description With `expand=items.product`: the product as `GET /products/{id}` answers it (archived ones too). */
+                product?: components["schemas"]["Product"];
             }[];
             address: string | null;
             status: components["schemas"]["OrderStatus"];
@@ -1237,6 +1239,12 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             updated_at: string;
+            /** @description With `expand=customer`: the user as `GET /users/{id}` answers it; `null` when the caller may not read that user. */
+            customer?: components["schemas"]["User"] | null;
+            /** @description With `expand=payments`: the order's payments, newest first, as `GET /payments/{id}` answers them. */
+            payments?: components["schemas"]["Payment"][];
+            /** @description With `expand=fulfillments`: the order's fulfillments, newest first, as `GET /orders/{id}/fulfillments/{fulfillmentId}` answers them. */
+            fulfillments?: components["schemas"]["Fulfillment"][];
             _links: components["schemas"]["OrderLinks"];
         };
         /**
@@ -1244,37 +1252,6 @@ export interface components {
          * @enum {string}
          */
         OrderStatus: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
-        OrderLinks: {
-            self: components["schemas"]["Link"];
-            /** @description While draft. */
-            confirm?: components["schemas"]["Link"];
-            /** @description While draft, confirmed or paid (cancelling a paid order refunds it in full). */
-            cancel?: components["schemas"]["Link"];
-            /** @description POST /api/v1/payments with the order id in the body, while confirmed. */
-            pay?: components["schemas"]["Link"];
-            /** @description While paid. */
-            "send-to-fulfillment"?: components["schemas"]["Link"];
-            /** @description From paid on. */
-            fulfillments?: components["schemas"]["Link"];
-        };
-        Link: {
-            /** @description Path of the target, under /api/v1. */
-            href: string;
-            /** @enum {string} */
-            method: "GET" | "POST";
-        };
-        OrderList: {
-            data: components["schemas"]["Order"][];
-            /** @description The page number; along cursors, counted from the page the first cursor came from. */
-            page: number;
-            limit: number;
-            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
-            has_more: boolean;
-            /** @description The `cursor` of the next page, or null on the last page. */
-            next_cursor: string | null;
-            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
-            prev_cursor: string | null;
-        };
         Payment: {
             /**
              * @description Identifier assigned by the service.
@@ -1323,6 +1300,71 @@ export interface components {
             refunds: components["schemas"]["Link"];
             /** @description POST a refund: while something remains of the payment and its order is paid, shipped, delivered or completed (admins and service clients). */
             refund?: components["schemas"]["Link"];
+        };
+        Link: {
+            /** @description Path of the target, under /api/v1. */
+            href: string;
+            /** @enum {string} */
+            method: "GET" | "POST";
+        };
+        Fulfillment: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            order_id: number;
+            status: components["schemas"]["FulfillmentStatus"];
+            /** @description Set once shipped. */
+            carrier: string | null;
+            /** @description Set once shipped. */
+            tracking_number: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @description requested or shipped.
+         * @enum {string}
+         */
+        FulfillmentStatus: "requested" | "shipped";
+        OrderLinks: {
+            self: components["schemas"]["Link"];
+            /** @description While draft. */
+            confirm?: components["schemas"]["Link"];
+            /** @description While draft, confirmed or paid (cancelling a paid order refunds it in full). */
+            cancel?: components["schemas"]["Link"];
+            /** @description POST /api/v1/payments with the order id in the body, while confirmed. */
+            pay?: components["schemas"]["Link"];
+            /** @description While paid. */
+            "send-to-fulfillment"?: components["schemas"]["Link"];
+            /** @description From paid on. */
+            fulfillments?: components["schemas"]["Link"];
+        };
+        OrderList: {
+            data: components["schemas"]["Order"][];
+            /** @description The page number; along cursors, counted from the page the first cursor came from. */
+            page: number;
+            limit: number;
+            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
+            has_more: boolean;
+            /** @description The `cursor` of the next page, or null on the last page. */
+            next_cursor: string | null;
+            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
+            prev_cursor: string | null;
         };
         PaymentList: {
             data: components["schemas"]["Payment"][];
@@ -1375,40 +1417,6 @@ export interface components {
             /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
             prev_cursor: string | null;
         };
-        Fulfillment: {
-            /**
-             * @description Identifier assigned by the service.
-             * @example 17
-             */
-            id: number;
-            /**
-             * @description Identifier assigned by the service.
-             * @example 17
-             */
-            order_id: number;
-            status: components["schemas"]["FulfillmentStatus"];
-            /** @description Set once shipped. */
-            carrier: string | null;
-            /** @description Set once shipped. */
-            tracking_number: string | null;
-            /**
-             * Format: date-time
-             * @description RFC 3339 UTC timestamp.
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @description RFC 3339 UTC timestamp.
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            updated_at: string;
-        };
-        /**
-         * @description requested or shipped.
-         * @enum {string}
-         */
-        FulfillmentStatus: "requested" | "shipped";
         FulfillmentList: {
             data: components["schemas"]["Fulfillment"][];
             /** @description The page number; along cursors, counted from the page the first cursor came from. */
@@ -1551,6 +1559,8 @@ export interface components {
                 readonly unit_price?: number;
                 /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
                 readonly line_total?: number;
+                /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                readonly product?: components["schemas"]["Product"];
             }[];
             address?: string | null;
             discount_code?: string | null;
@@ -1570,6 +1580,12 @@ export interface components {
             readonly created_at?: string | null;
             /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
             readonly updated_at?: string | null;
+            /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+            readonly customer?: (components["schemas"]["User"] | null) | null;
+            /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+            readonly payments?: components["schemas"]["Payment"][] | null;
+            /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+            readonly fulfillments?: components["schemas"]["Fulfillment"][] | null;
             /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
             readonly _links?: components["schemas"]["OrderLinks"] | null;
             /** @description Read-only: ignored when sent back (the path names the resource). */
@@ -1627,8 +1643,16 @@ export interface operations {
     "products-list": {
         parameters: {
             query?: {
+                /** @description Search: products whose name, SKU or description contains this text, in any case (3-100 characters; `%` and `_` are plain characters). */
+                q?: string;
                 /** @description Exact category match. */
                 category?: string;
+                /** @description Price at least this (minor units). */
+                price_gte?: number;
+                /** @description Price at most this (minor units). */
+                price_lte?: number;
+                /** @description `true`: stock above 0; `false`: stock 0. Exactly `true` or `false` (400 otherwise). */
+                in_stock?: boolean;
                 /** @description Comma list of name, price, created_at, id; prefix - for descending. Default: id. */
                 sort?: string;
                 /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
@@ -3621,6 +3645,8 @@ export interface operations {
             query?: {
                 /** @description A status in any case, an upper-case alias, or `active` (confirmed, paid, shipped, delivered). */
                 status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED" | "active") | string;
+                /** @description Related resources to embed, a comma list or the parameter repeated: `items.product` (each item gains `product`), `customer`, `payments`, `fulfillments`. Duplicates are ignored; any other value, or an empty one, is 400 naming these. Without it the order is as always. */
+                expand?: ("items.product" | "customer" | "payments" | "fulfillments")[];
                 /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
@@ -4027,7 +4053,10 @@ export interface operations {
     };
     "orders-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Related resources to embed, a comma list or the parameter repeated: `items.product` (each item gains `product`), `customer`, `payments`, `fulfillments`. Duplicates are ignored; any other value, or an empty one, is 400 naming these. Without it the order is as always. */
+                expand?: ("items.product" | "customer" | "payments" | "fulfillments")[];
+            };
             header?: {
                 /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
@@ -4144,6 +4173,20 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
+                };
+            };
             /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
@@ -4222,6 +4265,8 @@ export interface operations {
                         readonly unit_price?: number;
                         /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
                         readonly line_total?: number;
+                        /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                        readonly product?: components["schemas"]["Product"];
                     }[];
                     address?: string | null;
                     discount_code?: string | null;
@@ -4249,6 +4294,12 @@ export interface operations {
                      * @example 2026-01-31T12:00:00.000Z
                      */
                     readonly updated_at?: string;
+                    /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                    readonly customer?: components["schemas"]["User"] | null;
+                    /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                    readonly payments?: components["schemas"]["Payment"][];
+                    /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                    readonly fulfillments?: components["schemas"]["Fulfillment"][];
                     /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
                     readonly _links?: components["schemas"]["OrderLinks"];
                     /**

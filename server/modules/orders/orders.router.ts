@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
-import { Order, OrderCreate, OrderList, OrderListQuery, OrderPatch, OrderReplace } from './orders.schemas.ts';
+import { Order, OrderCreate, OrderGetQuery, OrderList, OrderListQuery, OrderPatch, OrderReplace } from './orders.schemas.ts';
 import * as orders from './orders.service.ts';
 
 // Customers on their own orders (the service confines them), admins, and service clients by scope.
@@ -31,16 +31,16 @@ export const ordersRouter = router({
 
   get: reader
     .meta({
-      openapi: { method: 'GET', path: '/orders/{id}', tags, summary: 'Read an order', description: "An order with its items, totals and the `_links` its status allows. Customers see only their own orders (another's is 404)." },
+      openapi: { method: 'GET', path: '/orders/{id}', tags, summary: 'Read an order', description: "An order with its items, totals and the `_links` its status allows. Customers see only their own orders (another's is 404). `expand` embeds its products, customer, payments or fulfillments." },
       rest: { kind: 'item', cache: 'private', problems: ['not-found'] },
     })
-    .input(IdParam)
+    .input(OrderGetQuery)
     .output(Order)
-    .query(({ ctx, input }) => orders.getOrder({ db: ctx.db, caller: ctx.caller, id: input.id })),
+    .query(({ ctx, input }) => orders.getOrder({ db: ctx.db, caller: ctx.caller, id: input.id, expand: input.expand })),
 
   list: reader
     .meta({
-      openapi: { method: 'GET', path: '/orders', tags, summary: 'List orders, newest first (customers: their own)', description: 'Orders, newest first, paged; customers see only their own. `status` filters by a status (any case, or an upper-case alias) or `active` (confirmed, paid, shipped, delivered).' },
+      openapi: { method: 'GET', path: '/orders', tags, summary: 'List orders, newest first (customers: their own)', description: 'Orders, newest first, paged; customers see only their own. `status` filters by a status (any case, or an upper-case alias) or `active` (confirmed, paid, shipped, delivered). `expand` embeds related resources in each order.' },
       rest: { kind: 'list', cache: 'private' },
     })
     .input(OrderListQuery)
