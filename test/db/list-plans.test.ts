@@ -266,9 +266,9 @@ describe.runIf(onPostgres)('list plans at 30,000 orders (PostgreSQL)', () => {
         expect(plan.filter((n) => n['Node Type'] === 'Seq Scan'), `${mode}: ${described}`).toEqual([]);
       }
     }
-    // Paged by cursor (111 contain "-123"): each page the trigram index's matches, sorted (or, past
-    // a cursor, the primary key's range when the planner finds it narrower).
-    await expectIndexedPages('products', page({ q: '-123' }), { indexes: ['products_search_trgm_idx'], indexesBefore: ['products_search_trgm_idx', 'products_pkey'], sorted: true });
+    // Paged by cursor (111 contain "-123"): each page the trigram index's matches, sorted, or the
+    // primary key's range past the cursor when the sampled statistics make it look narrower.
+    await expectIndexedPages('products', page({ q: '-123' }), { indexes: ['products_search_trgm_idx', 'products_pkey'], sorted: true });
     // A price range (about 1,100 products, spread over the catalogue): the price index's range,
     // or the primary key in order while the page fills early, as the planner weighs them.
     await expectIndexedPages('products', page({ price_gte: 500, price_lte: 510 }), { indexes: ['products_price_idx', 'products_price_desc_idx', 'products_pkey'], sorted: true });
