@@ -126,7 +126,11 @@ export type AppRouter = TRPCBuiltRouter<
           page?: number | undefined;
           limit?: number | undefined;
           cursor?: string | undefined;
+          q?: string | undefined;
           category?: string | undefined;
+          price_gte?: number | undefined;
+          price_lte?: number | undefined;
+          in_stock?: boolean | undefined;
           sort?: string | undefined;
         } | undefined;
         output: {
@@ -352,6 +356,21 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price: number;
             line_total: number;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              metadata: {
+                [key: string]: string;
+              };
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[];
           address: string | null;
           status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -389,6 +408,58 @@ export type AppRouter = TRPCBuiltRouter<
               method: "GET" | "POST";
             } | undefined;
           };
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
         };
         meta: object;
       }>;
@@ -396,6 +467,7 @@ export type AppRouter = TRPCBuiltRouter<
       get: TRPCQueryProcedure<{
         input: {
           id: number;
+          expand?: ("customer" | "payments" | "fulfillments" | "items.product")[] | undefined;
         };
         output: {
           id: number;
@@ -405,6 +477,21 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price: number;
             line_total: number;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              metadata: {
+                [key: string]: string;
+              };
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[];
           address: string | null;
           status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -442,6 +529,58 @@ export type AppRouter = TRPCBuiltRouter<
               method: "GET" | "POST";
             } | undefined;
           };
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
         };
         meta: object;
       }>;
@@ -459,6 +598,7 @@ export type AppRouter = TRPCBuiltRouter<
             [key: string]: string;
           } | undefined;
           sort?: "created_at" | "updated_at" | "total" | "-created_at" | "-updated_at" | "-total" | undefined;
+          expand?: ("customer" | "payments" | "fulfillments" | "items.product")[] | undefined;
         } | undefined;
         output: {
           data: {
@@ -469,6 +609,21 @@ export type AppRouter = TRPCBuiltRouter<
               quantity: number;
               unit_price: number;
               line_total: number;
+              product?: {
+                id: number;
+                sku: string;
+                name: string;
+                description: string | null;
+                category: string;
+                price: number;
+                currency: string;
+                stock: number;
+                metadata: {
+                  [key: string]: string;
+                };
+                created_at: string;
+                updated_at: string;
+              } | undefined;
             }[];
             address: string | null;
             status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -506,6 +661,58 @@ export type AppRouter = TRPCBuiltRouter<
                 method: "GET" | "POST";
               } | undefined;
             };
+            customer?: {
+              id: number;
+              email: string;
+              name: string;
+              role: "customer" | "admin";
+              metadata: {
+                [key: string]: string;
+              };
+              created_at: string;
+              updated_at: string;
+            } | null | undefined;
+            payments?: {
+              id: number;
+              order_id: number;
+              amount: number;
+              amount_refunded: number;
+              currency: string;
+              method: "card" | "bank_transfer" | "wallet";
+              status: "captured";
+              metadata: {
+                [key: string]: string;
+              };
+              created_at: string;
+              updated_at: string;
+              _links: {
+                self: {
+                  href: string;
+                  method: "GET" | "POST";
+                };
+                order: {
+                  href: string;
+                  method: "GET" | "POST";
+                };
+                refunds: {
+                  href: string;
+                  method: "GET" | "POST";
+                };
+                refund?: {
+                  href: string;
+                  method: "GET" | "POST";
+                } | undefined;
+              };
+            }[] | undefined;
+            fulfillments?: {
+              id: number;
+              order_id: number;
+              status: "shipped" | "requested";
+              carrier: string | null;
+              tracking_number: string | null;
+              created_at: string;
+              updated_at: string;
+            }[] | undefined;
           }[];
           page: number;
           limit: number;
@@ -525,6 +732,21 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price?: number | undefined;
             line_total?: number | undefined;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              metadata: {
+                [key: string]: string;
+              };
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[] | undefined;
           address?: string | null | undefined;
           discount_code?: string | null | undefined;
@@ -536,6 +758,58 @@ export type AppRouter = TRPCBuiltRouter<
           total?: number | undefined;
           created_at?: string | undefined;
           updated_at?: string | undefined;
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
           _links?: {
             self: {
               href: string;
@@ -571,6 +845,21 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price: number;
             line_total: number;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              metadata: {
+                [key: string]: string;
+              };
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[];
           address: string | null;
           status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -608,6 +897,58 @@ export type AppRouter = TRPCBuiltRouter<
               method: "GET" | "POST";
             } | undefined;
           };
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
         };
         meta: object;
       }>;
@@ -624,14 +965,81 @@ export type AppRouter = TRPCBuiltRouter<
               quantity: number;
               unit_price?: number | undefined;
               line_total?: number | undefined;
+              product?: {
+                id: number;
+                sku: string;
+                name: string;
+                description: string | null;
+                category: string;
+                price: number;
+                currency: string;
+                stock: number;
+                metadata: {
+                  [key: string]: string;
+                };
+                created_at: string;
+                updated_at: string;
+              } | undefined;
             }[] | undefined;
             currency?: string | undefined;
             created_at?: string | undefined;
             updated_at?: string | undefined;
             customer_id?: number | undefined;
+            customer?: {
+              id: number;
+              email: string;
+              name: string;
+              role: "customer" | "admin";
+              metadata: {
+                [key: string]: string;
+              };
+              created_at: string;
+              updated_at: string;
+            } | null | undefined;
             address?: string | null | undefined;
             discount_code?: string | null | undefined;
             total?: number | undefined;
+            payments?: {
+              id: number;
+              order_id: number;
+              amount: number;
+              amount_refunded: number;
+              currency: string;
+              method: "card" | "bank_transfer" | "wallet";
+              status: "captured";
+              metadata: {
+                [key: string]: string;
+              };
+              created_at: string;
+              updated_at: string;
+              _links: {
+                self: {
+                  href: string;
+                  method: "GET" | "POST";
+                };
+                order: {
+                  href: string;
+                  method: "GET" | "POST";
+                };
+                refunds: {
+                  href: string;
+                  method: "GET" | "POST";
+                };
+                refund?: {
+                  href: string;
+                  method: "GET" | "POST";
+                } | undefined;
+              };
+            }[] | undefined;
+            fulfillments?: {
+              id: number;
+              order_id: number;
+              status: "shipped" | "requested";
+              carrier: string | null;
+              tracking_number: string | null;
+              created_at: string;
+              updated_at: string;
+            }[] | undefined;
             _links?: {
               self: {
                 href: string;
@@ -682,6 +1090,21 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price: number;
             line_total: number;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              metadata: {
+                [key: string]: string;
+              };
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[];
           address: string | null;
           status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -719,6 +1142,58 @@ export type AppRouter = TRPCBuiltRouter<
               method: "GET" | "POST";
             } | undefined;
           };
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
         };
         meta: object;
       }>;
@@ -735,6 +1210,21 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price: number;
             line_total: number;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              metadata: {
+                [key: string]: string;
+              };
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[];
           address: string | null;
           status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -772,6 +1262,58 @@ export type AppRouter = TRPCBuiltRouter<
               method: "GET" | "POST";
             } | undefined;
           };
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
         };
         meta: object;
       }>;
@@ -788,6 +1330,21 @@ export type AppRouter = TRPCBuiltRouter<
             quantity: number;
             unit_price: number;
             line_total: number;
+            product?: {
+              id: number;
+              sku: string;
+              name: string;
+              description: string | null;
+              category: string;
+              price: number;
+              currency: string;
+              stock: number;
+              metadata: {
+                [key: string]: string;
+              };
+              created_at: string;
+              updated_at: string;
+            } | undefined;
           }[];
           address: string | null;
           status: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
@@ -825,6 +1382,58 @@ export type AppRouter = TRPCBuiltRouter<
               method: "GET" | "POST";
             } | undefined;
           };
+          customer?: {
+            id: number;
+            email: string;
+            name: string;
+            role: "customer" | "admin";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+          } | null | undefined;
+          payments?: {
+            id: number;
+            order_id: number;
+            amount: number;
+            amount_refunded: number;
+            currency: string;
+            method: "card" | "bank_transfer" | "wallet";
+            status: "captured";
+            metadata: {
+              [key: string]: string;
+            };
+            created_at: string;
+            updated_at: string;
+            _links: {
+              self: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              order: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refunds: {
+                href: string;
+                method: "GET" | "POST";
+              };
+              refund?: {
+                href: string;
+                method: "GET" | "POST";
+              } | undefined;
+            };
+          }[] | undefined;
+          fulfillments?: {
+            id: number;
+            order_id: number;
+            status: "shipped" | "requested";
+            carrier: string | null;
+            tracking_number: string | null;
+            created_at: string;
+            updated_at: string;
+          }[] | undefined;
         };
         meta: object;
       }>;

@@ -139,7 +139,7 @@ export interface paths {
         };
         /**
          * List orders, newest first (customers: their own)
-         * @description Orders, paged, newest first unless `sort` says otherwise; customers see only their own. Filters, all optional and combined: `status` (a status in any case, an upper-case alias, or `active`: confirmed, paid, shipped, delivered), `customer_id` (admins and service clients), `created_gte` / `created_lt`, and `metadata[key]=value` (one parameter a pair, every pair must hold).
+         * @description Orders, paged, newest first unless `sort` says otherwise; customers see only their own. Filters, all optional and combined: `status` (a status in any case, an upper-case alias, or `active`: confirmed, paid, shipped, delivered), `customer_id` (admins and service clients), `created_gte` / `created_lt`, and `metadata[key]=value` (one parameter a pair, every pair must hold). `expand` embeds related resources in each order.
          *
          *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
          */
@@ -167,7 +167,7 @@ export interface paths {
         };
         /**
          * Read an order
-         * @description An order with its items, totals and the `_links` its status allows. Customers see only their own orders (another's is 404).
+         * @description An order with its items, totals and the `_links` its status allows. Customers see only their own orders (another's is 404). `expand` embeds its products, customer, payments or fulfillments.
          *
          *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
          */
@@ -1070,46 +1070,6 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
-    "fulfillment.created": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * fulfillment.created: A fulfillment was recorded: requested (send-to-fulfillment) or shipped at once.
-         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `fulfillment.created`, `fulfillment.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
-         */
-        post: operations["webhook-fulfillment-created"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "fulfillment.updated": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * fulfillment.updated: A fulfillment changed (a requested one shipped, with its carrier and tracking number).
-         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `fulfillment.updated`, `fulfillment.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
-         */
-        post: operations["webhook-fulfillment-updated"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "product.created": {
         parameters: {
             query?: never;
@@ -1164,6 +1124,46 @@ export interface webhooks {
          * @description Sent to each enabled webhook endpoint whose `enabled_events` name `product.archived`, `product.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
          */
         post: operations["webhook-product-archived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "fulfillment.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * fulfillment.created: A fulfillment was recorded: requested (send-to-fulfillment) or shipped at once.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `fulfillment.created`, `fulfillment.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-fulfillment-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "fulfillment.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * fulfillment.updated: A fulfillment changed (a requested one shipped, with its carrier and tracking number).
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `fulfillment.updated`, `fulfillment.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-fulfillment-updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1755,6 +1755,8 @@ export interface components {
                 unit_price: number;
                 /** @description unit_price x quantity. */
                 line_total: number;
+                /** @description With `expand=items.product`: the product as `GET /products/{id}` answers it (archived ones too). */
+                product?: components["schemas"]["Product"];
             }[];
             address: string | null;
             status: components["schemas"]["OrderStatus"];
@@ -1779,6 +1781,12 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             updated_at: string;
+            /** @description With `expand=customer`: the user as `GET /users/{id}` answers it; `null` when the caller may not read that user. */
+            customer?: components["schemas"]["User"] | null;
+            /** @description With `expand=payments`: the order's payments, newest first, as `GET /payments/{id}` answers them. */
+            payments?: components["schemas"]["Payment"][];
+            /** @description With `expand=fulfillments`: the order's fulfillments, newest first, as `GET /orders/{id}/fulfillments/{fulfillmentId}` answers them. */
+            fulfillments?: components["schemas"]["Fulfillment"][];
             _links: components["schemas"]["OrderLinks"];
         };
         /**
@@ -1786,37 +1794,6 @@ export interface components {
          * @enum {string}
          */
         OrderStatus: "draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded";
-        OrderLinks: {
-            self: components["schemas"]["Link"];
-            /** @description While draft. */
-            confirm?: components["schemas"]["Link"];
-            /** @description While draft, confirmed or paid (cancelling a paid order refunds it in full). */
-            cancel?: components["schemas"]["Link"];
-            /** @description POST /api/v1/payments with the order id in the body, while confirmed. */
-            pay?: components["schemas"]["Link"];
-            /** @description While paid. */
-            "send-to-fulfillment"?: components["schemas"]["Link"];
-            /** @description From paid on. */
-            fulfillments?: components["schemas"]["Link"];
-        };
-        Link: {
-            /** @description Path of the target, under /api/v1. */
-            href: string;
-            /** @enum {string} */
-            method: "GET" | "POST";
-        };
-        OrderList: {
-            data: components["schemas"]["Order"][];
-            /** @description The page number; along cursors, counted from the page the first cursor came from. */
-            page: number;
-            limit: number;
-            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
-            has_more: boolean;
-            /** @description The `cursor` of the next page, or null on the last page. */
-            next_cursor: string | null;
-            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
-            prev_cursor: string | null;
-        };
         Payment: {
             /**
              * @description Identifier assigned by the service.
@@ -1866,6 +1843,71 @@ export interface components {
             refunds: components["schemas"]["Link"];
             /** @description POST a refund: while something remains of the payment and its order is paid, shipped, delivered or completed (admins and service clients). */
             refund?: components["schemas"]["Link"];
+        };
+        Link: {
+            /** @description Path of the target, under /api/v1. */
+            href: string;
+            /** @enum {string} */
+            method: "GET" | "POST";
+        };
+        Fulfillment: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            order_id: number;
+            status: components["schemas"]["FulfillmentStatus"];
+            /** @description Set once shipped. */
+            carrier: string | null;
+            /** @description Set once shipped. */
+            tracking_number: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @description requested or shipped.
+         * @enum {string}
+         */
+        FulfillmentStatus: "requested" | "shipped";
+        OrderLinks: {
+            self: components["schemas"]["Link"];
+            /** @description While draft. */
+            confirm?: components["schemas"]["Link"];
+            /** @description While draft, confirmed or paid (cancelling a paid order refunds it in full). */
+            cancel?: components["schemas"]["Link"];
+            /** @description POST /api/v1/payments with the order id in the body, while confirmed. */
+            pay?: components["schemas"]["Link"];
+            /** @description While paid. */
+            "send-to-fulfillment"?: components["schemas"]["Link"];
+            /** @description From paid on. */
+            fulfillments?: components["schemas"]["Link"];
+        };
+        OrderList: {
+            data: components["schemas"]["Order"][];
+            /** @description The page number; along cursors, counted from the page the first cursor came from. */
+            page: number;
+            limit: number;
+            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
+            has_more: boolean;
+            /** @description The `cursor` of the next page, or null on the last page. */
+            next_cursor: string | null;
+            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
+            prev_cursor: string | null;
         };
         PaymentList: {
             data: components["schemas"]["Payment"][];
@@ -1918,40 +1960,6 @@ export interface components {
             /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
             prev_cursor: string | null;
         };
-        Fulfillment: {
-            /**
-             * @description Identifier assigned by the service.
-             * @example 17
-             */
-            id: number;
-            /**
-             * @description Identifier assigned by the service.
-             * @example 17
-             */
-            order_id: number;
-            status: components["schemas"]["FulfillmentStatus"];
-            /** @description Set once shipped. */
-            carrier: string | null;
-            /** @description Set once shipped. */
-            tracking_number: string | null;
-            /**
-             * Format: date-time
-             * @description RFC 3339 UTC timestamp.
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @description RFC 3339 UTC timestamp.
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            updated_at: string;
-        };
-        /**
-         * @description requested or shipped.
-         * @enum {string}
-         */
-        FulfillmentStatus: "requested" | "shipped";
         FulfillmentList: {
             data: components["schemas"]["Fulfillment"][];
             /** @description The page number; along cursors, counted from the page the first cursor came from. */
@@ -2241,6 +2249,8 @@ export interface components {
                 readonly unit_price?: number;
                 /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
                 readonly line_total?: number;
+                /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                readonly product?: components["schemas"]["Product"];
             }[];
             address?: string | null;
             discount_code?: string | null;
@@ -2261,6 +2271,12 @@ export interface components {
             readonly created_at?: string | null;
             /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
             readonly updated_at?: string | null;
+            /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+            readonly customer?: (components["schemas"]["User"] | null) | null;
+            /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+            readonly payments?: components["schemas"]["Payment"][] | null;
+            /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+            readonly fulfillments?: components["schemas"]["Fulfillment"][] | null;
             /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
             readonly _links?: components["schemas"]["OrderLinks"] | null;
             /** @description Read-only: ignored when sent back (the path names the resource). */
@@ -2392,6 +2408,8 @@ export interface components {
                 unit_price: number;
                 /** @description unit_price x quantity. */
                 line_total: number;
+                /** @description With `expand=items.product`: the product as `GET /products/{id}` answers it (archived ones too). */
+                product?: components["schemas"]["Product"];
             }[];
             address: string | null;
             status: components["schemas"]["OrderStatus"];
@@ -2416,6 +2434,12 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             updated_at: string;
+            /** @description With `expand=customer`: the user as `GET /users/{id}` answers it; `null` when the caller may not read that user. */
+            customer?: components["schemas"]["User"] | null;
+            /** @description With `expand=payments`: the order's payments, newest first, as `GET /payments/{id}` answers them. */
+            payments?: components["schemas"]["Payment"][];
+            /** @description With `expand=fulfillments`: the order's fulfillments, newest first, as `GET /orders/{id}/fulfillments/{fulfillmentId}` answers them. */
+            fulfillments?: components["schemas"]["Fulfillment"][];
         };
         /** @description order.created: An order was created (always a draft). */
         OrderCreatedEvent: components["schemas"]["Event"] & {
@@ -2497,51 +2521,6 @@ export interface components {
                 object: components["schemas"]["OrderEventObject"];
             };
         };
-        FulfillmentEventObject: {
-            /**
-             * @description Identifier assigned by the service.
-             * @example 17
-             */
-            id: number;
-            /**
-             * @description Identifier assigned by the service.
-             * @example 17
-             */
-            order_id: number;
-            status: components["schemas"]["FulfillmentStatus"];
-            /** @description Set once shipped. */
-            carrier: string | null;
-            /** @description Set once shipped. */
-            tracking_number: string | null;
-            /**
-             * Format: date-time
-             * @description RFC 3339 UTC timestamp.
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @description RFC 3339 UTC timestamp.
-             * @example 2026-01-31T12:00:00.000Z
-             */
-            updated_at: string;
-        };
-        /** @description fulfillment.created: A fulfillment was recorded: requested (send-to-fulfillment) or shipped at once. */
-        FulfillmentCreatedEvent: components["schemas"]["Event"] & {
-            /** @constant */
-            type?: "fulfillment.created";
-            data?: {
-                object: components["schemas"]["FulfillmentEventObject"];
-            };
-        };
-        /** @description fulfillment.updated: A fulfillment changed (a requested one shipped, with its carrier and tracking number). */
-        FulfillmentUpdatedEvent: components["schemas"]["Event"] & {
-            /** @constant */
-            type?: "fulfillment.updated";
-            data?: {
-                object: components["schemas"]["FulfillmentEventObject"];
-            };
-        };
         ProductEventObject: {
             /**
              * @description Identifier assigned by the service.
@@ -2599,6 +2578,51 @@ export interface components {
                 object: components["schemas"]["ProductEventObject"];
             };
         };
+        FulfillmentEventObject: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            order_id: number;
+            status: components["schemas"]["FulfillmentStatus"];
+            /** @description Set once shipped. */
+            carrier: string | null;
+            /** @description Set once shipped. */
+            tracking_number: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description fulfillment.created: A fulfillment was recorded: requested (send-to-fulfillment) or shipped at once. */
+        FulfillmentCreatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "fulfillment.created";
+            data?: {
+                object: components["schemas"]["FulfillmentEventObject"];
+            };
+        };
+        /** @description fulfillment.updated: A fulfillment changed (a requested one shipped, with its carrier and tracking number). */
+        FulfillmentUpdatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "fulfillment.updated";
+            data?: {
+                object: components["schemas"]["FulfillmentEventObject"];
+            };
+        };
     };
     responses: never;
     parameters: {
@@ -2651,8 +2675,16 @@ export interface operations {
     "products-list": {
         parameters: {
             query?: {
+                /** @description Search: products whose name, SKU or description contains this text, in any case (3-100 characters; `%` and `_` are plain characters). */
+                q?: string;
                 /** @description Exact category match. */
                 category?: string;
+                /** @description Price at least this (minor units). */
+                price_gte?: number;
+                /** @description Price at most this (minor units). */
+                price_lte?: number;
+                /** @description `true`: stock above 0; `false`: stock 0. Exactly `true` or `false` (400 otherwise). */
+                in_stock?: boolean;
                 /** @description Comma list of name, price, created_at, id; prefix - for descending. Default: id. */
                 sort?: string;
                 /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
@@ -4661,6 +4693,8 @@ export interface operations {
                 };
                 /** @description The order of the list: created_at, -created_at, updated_at, -updated_at, total, -total (default -created_at; `-` is descending, the id breaks ties). Any other is 400 listing them. A cursor is good only with the sort that issued it. */
                 sort?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "total" | "-total";
+                /** @description Related resources to embed, a comma list or the parameter repeated: `items.product` (each item gains `product`), `customer`, `payments`, `fulfillments`. Duplicates are ignored; any other value, or an empty one, is 400 naming these. Without it the order is as always. */
+                expand?: ("items.product" | "customer" | "payments" | "fulfillments")[];
                 /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
                 page?: number;
                 /** @description Page size, 1-100 (default 20). */
@@ -5068,7 +5102,10 @@ export interface operations {
     };
     "orders-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Related resources to embed, a comma list or the parameter repeated: `items.product` (each item gains `product`), `customer`, `payments`, `fulfillments`. Duplicates are ignored; any other value, or an empty one, is 400 naming these. Without it the order is as always. */
+                expand?: ("items.product" | "customer" | "payments" | "fulfillments")[];
+            };
             header?: {
                 /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
@@ -5185,6 +5222,20 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
+                };
+            };
             /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
             429: {
                 headers: {
@@ -5263,6 +5314,8 @@ export interface operations {
                         readonly unit_price?: number;
                         /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
                         readonly line_total?: number;
+                        /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                        readonly product?: components["schemas"]["Product"];
                     }[];
                     address?: string | null;
                     discount_code?: string | null;
@@ -5291,6 +5344,12 @@ export interface operations {
                      * @example 2026-01-31T12:00:00.000Z
                      */
                     readonly updated_at?: string;
+                    /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                    readonly customer?: components["schemas"]["User"] | null;
+                    /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                    readonly payments?: components["schemas"]["Payment"][];
+                    /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
+                    readonly fulfillments?: components["schemas"]["Fulfillment"][];
                     /** @description Read-only: ignored when sent back (GET-modify-PUT), whatever its value. */
                     readonly _links?: components["schemas"]["OrderLinks"];
                     /**
@@ -12297,92 +12356,6 @@ export interface operations {
             };
         };
     };
-    "webhook-fulfillment-created": {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description The event id: the same on every attempt; deduplicate by it. */
-                "webhook-id": string;
-                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
-                "webhook-timestamp": string;
-                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
-                "webhook-signature": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["FulfillmentCreatedEvent"];
-            };
-        };
-        responses: {
-            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
-            410: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Received: the delivery has succeeded. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    "webhook-fulfillment-updated": {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description The event id: the same on every attempt; deduplicate by it. */
-                "webhook-id": string;
-                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
-                "webhook-timestamp": string;
-                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
-                "webhook-signature": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["FulfillmentUpdatedEvent"];
-            };
-        };
-        responses: {
-            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
-            410: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Received: the delivery has succeeded. */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     "webhook-product-created": {
         parameters: {
             query?: never;
@@ -12486,6 +12459,92 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ProductArchivedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-fulfillment-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FulfillmentCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-fulfillment-updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FulfillmentUpdatedEvent"];
             };
         };
         responses: {

@@ -87,7 +87,7 @@ export interface OpenDatabaseOptions {
   poolSize?: number;
   /** PostgreSQL only; each unset field keeps its default (`defaultDatabaseTimeouts`). */
   timeouts?: Partial<DatabaseTimeouts>;
-  /** An already created PGlite instance (tests clone a migrated one). */
+  /** An already created PGlite instance (tests clone a migrated one); it must load `pg_trgm` (`extensions`). */
   pglite?: PGlite;
   /**
    * Apply the migrations in `drizzle/` on opening (default). `false` (`MIGRATE_ON_START=false`,
@@ -95,7 +95,15 @@ export interface OpenDatabaseOptions {
    * database that lacks one of them is refused with `MigrationsPendingError`.
    */
   migrate?: boolean;
+  /**
+   * Called with the text of every statement the service runs (drizzle's logger): how tests count
+   * statements (one per expansion per page, docs/api.md#expand). Unset in the service.
+   */
+  onQuery?: (text: string) => void;
 }
+
+/** drizzle's logger for `onQuery`, or none. */
+const queryLogger = (onQuery: OpenDatabaseOptions['onQuery']) => (onQuery ? { logger: { logQuery: (text: string) => onQuery(text) } } : {});
 
 /** The database lacks migrations this code needs, and opening it was asked not to apply them. */
 export class MigrationsPendingError extends Error {
@@ -126,10 +134,13 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const { url } = options;
   if (url && /^postgres(ql)?:\/\//.test(url)) return openPostgres(url, options);
   const migrate = options.migrate !== false;
-  if (options.pglite) return openPglite(options.pglite, migrate, () => {});
+  if (options.pglite) return openPglite(options.pglite, migrate, () => {}, options.onQuery);
   // PGlite is loaded only when it is used: its module alone is about 45 MB of a process's memory.
-  const { PGlite } = await import('@electric-sql/pglite');
-  if (url === 'memory://') return openPglite(new PGlite(), migrate, () => {});
+  // pg_trgm backs product search (drizzle/0011_pg_trgm.sql): PGlite loads an extension only when
+  // it is passed where PGlite is created, so every PGlite is created here with it.
+  const [{ PGlite }, { pg_trgm }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')]);
+  const extensions = { pg_trgm };
+  if (url === 'memory://') return openPglite(new PGlite({ extensions }), migrate, () => {}, options.onQuery);
 
   const dataDir = resolve(options.dataDir);
   // The data directory holds password hashes: only the service's user may enter it. mkdir
@@ -139,18 +150,23 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const release = lockDataDirectory(dataDir);
   try {
     const pgdata = resolve(dataDir, 'pgdata');
-    const client = new PGlite(pgdata);
+    const client = new PGlite(pgdata, { extensions });
     await client.waitReady;
     // PGlite unpacks its initial cluster 0666 and writes files opened with fopen() 0666
     // whatever the umask: tighten them once it is up, and again when it closes.
     makePrivate(pgdata);
-    return await openPglite(client, migrate, () => {
-      try {
-        makePrivate(pgdata);
-      } finally {
-        release();
-      }
-    });
+    return await openPglite(
+      client,
+      migrate,
+      () => {
+        try {
+          makePrivate(pgdata);
+        } finally {
+          release();
+        }
+      },
+      options.onQuery,
+    );
   } catch (error) {
     release();
     throw error;
@@ -188,7 +204,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   });
   // A transaction whose connection PostgreSQL closed must not send postgres.js anything more:
   // on 3.4.9 that ends the process (postgres-js-lost-connections.ts says why and how).
-  const db = drizzlePostgres(guardLostConnections(client), { schema }) as unknown as Db;
+  const db = drizzlePostgres(guardLostConnections(client), { schema, ...queryLogger(options.onQuery) }) as unknown as Db;
   const slots = transactionSlots(poolSize);
   const gate = new Semaphore(slots, timeouts.acquireTimeoutMs);
   transactionGates.set(db, gate);
@@ -212,9 +228,9 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   };
 }
 
-async function openPglite(client: PGlite, migrate: boolean, release: () => void): Promise<Database> {
+async function openPglite(client: PGlite, migrate: boolean, release: () => void, onQuery?: OpenDatabaseOptions['onQuery']): Promise<Database> {
   const [{ drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')]);
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  const db = drizzlePglite(client, { schema, ...queryLogger(onQuery) }) as unknown as Db;
   try {
     if (migrate) await migratePglite(drizzlePglite(client), { migrationsFolder });
     else {

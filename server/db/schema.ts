@@ -27,6 +27,15 @@ export const users = pgTable(
   (t) => [uniqueIndex('users_email_lower_key').on(sql`lower(${t.email})`)],
 );
 
+/**
+ * What a product search (`q`, docs/api.md#product-search) reads: name, SKU and description in one
+ * text, a line break between them (a search term has none, so it never spans two fields). The
+ * list's condition and its trigram index are written with this same expression, as the planner
+ * uses an expression index only for the expression it was built on.
+ */
+export const productSearchText = (t: { name: SQLWrapper; sku: SQLWrapper; description: SQLWrapper }) =>
+  sql`(${t.name} || chr(10) || ${t.sku} || chr(10) || coalesce(${t.description}, ''))`;
+
 export const products = pgTable(
   'products',
   {
@@ -45,6 +54,14 @@ export const products = pgTable(
   (t) => [
     uniqueIndex('products_sku_key').on(t.sku),
     index('products_category_idx').on(t.category),
+    // Filters (docs/api.md#product-search), over live products as the list reads them: a search
+    // by pg_trgm (a case-insensitive substring is found by its trigrams: PostgreSQL's extension,
+    // and PGlite's, loaded where it is created), a category or the out-of-stock few in id order.
+    index('products_search_trgm_idx')
+      .using('gin', sql`${productSearchText(t)} gin_trgm_ops`)
+      .where(sql`${t.archivedAt} is null`),
+    index('products_category_id_idx').on(t.category, t.id).where(sql`${t.archivedAt} is null`),
+    index('products_out_of_stock_idx').on(t.id).where(sql`${t.archivedAt} is null and ${t.stock} = 0`),
     // The list's single-field sorts over live products (the list's own filter), each ending with id
     // ascending as the list does, so `-price` is `price desc, id asc`: an index per direction
     // (`desc` as ORDER BY means it, nulls first), which a page reads in order instead of sorting

@@ -21,15 +21,27 @@ const updatedAt = (output: unknown): string | undefined => {
   return typeof created === 'string' ? created : undefined;
 };
 
+/** The latest `updated_at` (or `created_at`) of `output` and every object inside it. */
+function newestUpdate(output: unknown): string | undefined {
+  let newest = updatedAt(output);
+  const inner = Array.isArray(output) ? output : typeof output === 'object' && output !== null ? Object.values(output) : [];
+  for (const value of inner) {
+    const candidate = newestUpdate(value);
+    if (candidate !== undefined && (newest === undefined || Date.parse(candidate) > Date.parse(newest))) newest = candidate;
+  }
+  return newest;
+}
+
 /**
  * Sets `ETag` (and `Last-Modified` on a single resource) for the representation sent, `body` its
  * JSON text: the tag of those bytes, the one a service checks `If-Match` against
- * (server/lib/preconditions.ts, through the same output schema).
+ * (server/lib/preconditions.ts, through the same output schema). `embeds`: the representation
+ * holds other resources (`expand`), so it was last modified when its newest part was.
  */
-export function sendValidators(reply: FastifyReply, output: unknown, body: string, kind: RestMeta['kind']): Validators {
+export function sendValidators(reply: FastifyReply, output: unknown, body: string, kind: RestMeta['kind'], embeds = false): Validators {
   const etag = bytesTag(body);
   reply.header('etag', etag);
-  const modified = kind === 'item' ? updatedAt(output) : undefined;
+  const modified = kind !== 'item' ? undefined : embeds ? newestUpdate(output) : updatedAt(output);
   const lastModified = modified === undefined ? undefined : new Date(modified);
   if (lastModified) reply.header('last-modified', lastModified.toUTCString());
   return { etag, lastModified };

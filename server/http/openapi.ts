@@ -338,9 +338,9 @@ function problemResponse(slugs: ProblemSlug[], instance: string, route: RestRout
 function problemSlugs(route: RestRoute, creating: boolean): ProblemSlug[] {
   const isRead = route.method === 'GET';
   const slugs = new Set<ProblemSlug>(['unauthorized', 'not-acceptable', 'rate-limited', 'internal-error', 'service-unavailable']);
-  // A body that is no JSON, a parameter that is no integer, a malformed Idempotency-Key.
-  const intParams = [...route.pathParams.values(), ...route.queryParams.values()].includes('int');
-  if (route.hasBody || intParams || creating) slugs.add('malformed-request');
+  // A body that is no JSON, a parameter that is no integer or boolean (or a list value it does not take), a malformed Idempotency-Key.
+  const kinds = new Set([...route.pathParams.values(), ...route.queryParams.values()]);
+  if (route.hasBody || kinds.has('int') || kinds.has('boolean') || kinds.has('list') || creating) slugs.add('malformed-request');
   // Every operation refuses a query parameter it does not take (docs/api.md#unknown-parameters).
   slugs.add('unknown-parameter');
   if (route.pathParams.size > 0) slugs.add('not-found');

@@ -57,12 +57,33 @@ function badParam(field: string, message: string): DomainError {
 }
 
 /**
- * A well-formed integer of any length passes on as a number: out of range it fails the
+ * A list parameter (docs/api.md#list-parameters), repeated (`expand=a&expand=b`, OpenAPI's
+ * `style: form, explode: true`) or comma-separated (`expand=a,b`), or both: its values in order.
+ * An empty value, or one outside a closed set of `choices`, is a malformed parameter (400, as an
+ * integer parameter that is no integer), naming the values it takes.
+ */
+function listValues(field: string, raw: unknown, choices: readonly string[] | undefined): string[] {
+  const given = Array.isArray(raw) ? raw : [raw];
+  const values = given.flatMap((value) => (typeof value === 'string' ? value.split(',') : ['']));
+  const takes = choices === undefined ? 'non-empty values' : choices.join(', ');
+  if (values.some((value) => value === '' || (choices !== undefined && !choices.includes(value)))) {
+    throw badParam(field, `must be a comma list (or repeated parameter) of ${takes}`);
+  }
+  return values;
+}
+
+/**
+ * A boolean is `true` or `false`. A well-formed integer of any length passes on as a number: out of range it fails the
  * schema's bounds (422; in a path, 404: it names nothing), never the format check (400).
  */
 function coerce(field: string, raw: unknown, kind: ParamKind): unknown {
   if (typeof raw !== 'string') throw badParam(field, 'must be given once');
-  if (kind === 'string') return raw;
+  if (kind === 'boolean') {
+    // Exactly these two spellings (docs/api.md#list-parameters): `1`, `yes` or `TRUE` would be guesses.
+    if (raw === 'true' || raw === 'false') return raw === 'true';
+    throw badParam(field, 'must be true or false');
+  }
+  if (kind !== 'int') return raw;
   if (!/^-?\d+$/.test(raw)) throw badParam(field, 'must be an integer');
   return Number(raw);
 }
@@ -118,7 +139,10 @@ function buildInput(route: RestRoute, request: FastifyRequest): Record<string, u
       if (kind === 'deepObject') {
         const members = deepObjectInput(key, query);
         if (members !== undefined) input[key] = members;
-      } else if (query[key] !== undefined) input[key] = coerce(key, query[key], kind);
+        continue;
+      }
+      if (query[key] === undefined) continue;
+      input[key] = kind === 'list' ? listValues(key, query[key], route.listChoices.get(key)) : coerce(key, query[key], kind);
     }
   }
   // Path parameters win over body fields of the same name (a PUT body's `id` is read-only).
@@ -202,7 +226,10 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
 
       // The body in the output schema's field order; the ETag is the tag of these bytes.
       const body = JSON.stringify(output);
-      const validators = sendValidators(reply, output, body, route.rest.kind);
+      // A single resource read with query parameters (`expand`) may embed others, which its own
+      // `updated_at` does not date: its Last-Modified is then that of its newest part.
+      const embeds = route.rest.kind === 'item' && route.queryParams.size > 0 && Object.keys(request.query as object).length > 0;
+      const validators = sendValidators(reply, output, body, route.rest.kind, embeds);
       if (route.rest.kind === 'list' && isPlainObject(output)) {
         const link = linkHeader(request, output as unknown as ListOutput);
         if (link) reply.header('link', link);

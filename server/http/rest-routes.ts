@@ -11,10 +11,12 @@ import type { Meta, RestMeta } from '../trpc/meta.ts';
 import { procedureRecord } from '../trpc/trpc-internals.ts';
 
 /**
- * How a path or query parameter's text becomes input: integers as numbers, the rest as given; a
- * record (`metadata`) is a deepObject, `name[key]=value` for each member (query-parameters.ts).
+ * How a path or query parameter's text becomes input: integers as numbers, `true`/`false` as
+ * booleans, a list (an array schema) as its values, whether the parameter is repeated or
+ * comma-separated; a record (`metadata`) is a deepObject, `name[key]=value` for each member
+ * (query-parameters.ts); the rest as given.
  */
-export type ParamKind = 'int' | 'string' | 'deepObject';
+export type ParamKind = 'int' | 'boolean' | 'string' | 'list' | 'deepObject';
 
 export interface RestRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -34,6 +36,8 @@ export interface RestRoute {
   rest: RestMeta;
   pathParams: Map<string, ParamKind>;
   queryParams: Map<string, ParamKind>;
+  /** The values a list parameter takes, when its items are a closed set (an enum). */
+  listChoices: Map<string, readonly string[]>;
   /** True when the input has fields that come from a JSON body. */
   hasBody: boolean;
   contentTypes: string[];
@@ -51,11 +55,27 @@ const isWrapper = (schema: z.core.$ZodType): schema is Wrapper =>
   schema instanceof z.ZodPrefault ||
   schema instanceof z.ZodReadonly;
 
-/** The base type of a parameter's schema, through Zod's public classes (`z.int()` is a ZodNumber). */
-function paramKind(schema: z.core.$ZodType): ParamKind {
+const baseOf = (schema: z.core.$ZodType): z.core.$ZodType => {
   let base = schema;
   while (isWrapper(base)) base = base.unwrap();
-  return base instanceof z.ZodNumber ? 'int' : base instanceof z.ZodRecord ? 'deepObject' : 'string';
+  return base;
+};
+
+/** The base type of a parameter's schema, through Zod's public classes (`z.int()` is a ZodNumber). */
+function paramKind(schema: z.core.$ZodType): ParamKind {
+  const base = baseOf(schema);
+  if (base instanceof z.ZodNumber) return 'int';
+  if (base instanceof z.ZodBoolean) return 'boolean';
+  if (base instanceof z.ZodRecord) return 'deepObject';
+  return base instanceof z.ZodArray ? 'list' : 'string';
+}
+
+/** A list parameter's closed set of values (its items a `z.enum`), for the facade's format check. */
+function listChoices(schema: z.core.$ZodType): readonly string[] | undefined {
+  const base = baseOf(schema);
+  if (!(base instanceof z.ZodArray)) return undefined;
+  const element = baseOf(base.element);
+  return element instanceof z.ZodEnum ? element.options.map(String) : undefined;
 }
 
 /** A member no input declares, to see whether an input schema refuses what it does not declare. */
@@ -93,9 +113,12 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
     const shape = input.shape;
     const pathParams = new Map<string, ParamKind>();
     const queryParams = new Map<string, ParamKind>();
+    const choices = new Map<string, readonly string[]>();
     for (const [key, schema] of Object.entries(shape)) {
       if (names.includes(key)) pathParams.set(key, paramKind(schema));
       else queryParams.set(key, paramKind(schema));
+      const values = listChoices(schema);
+      if (values !== undefined) choices.set(key, values);
     }
     const bodyMethod = openapi.method === 'POST' || openapi.method === 'PUT' || openapi.method === 'PATCH';
     if (openapi.method !== 'GET' && meta.rest?.cache !== undefined) {
@@ -115,6 +138,7 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
       rest: meta.rest ?? {},
       pathParams,
       queryParams: bodyMethod ? new Map() : queryParams,
+      listChoices: bodyMethod ? new Map() : choices,
       hasBody: bodyMethod && (queryParams.size > 0 || meta.rest?.patch === true),
       contentTypes: openapi.contentTypes ?? ['application/json'],
       protect: openapi.protect !== false,

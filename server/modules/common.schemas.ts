@@ -52,6 +52,21 @@ export const text = (min: number, max: number, options: { multiline?: boolean } 
 export const Id = z.int().min(1).max(MAX_INT).meta({ description: 'Identifier assigned by the service.', example: 17 });
 export const IdParam = z.strictObject({ id: Id });
 
+/**
+ * A query parameter that takes several of a closed set of values: on REST repeated or
+ * comma-separated (docs/api.md#list-parameters; the document says `style: form, explode: true`),
+ * in the typed client an array of at least one (REST cannot send an empty list: `expand=` is an
+ * empty value). Duplicates are allowed (and mean nothing more); `max` bounds the input however the
+ * values repeat.
+ */
+export const queryList = <const T extends readonly [string, ...string[]]>(values: T, max: number, meta: { description: string; example: T[number][] }) =>
+  z
+    .array(z.enum(values))
+    .min(1)
+    .max(max)
+    .optional()
+    .meta({ ...meta, param: { style: 'form', explode: true } });
+
 export const Timestamp = z.iso.datetime().meta({ description: 'RFC 3339 UTC timestamp.', example: '2026-01-31T12:00:00.000Z' });
 export const Currency = z
   .string()

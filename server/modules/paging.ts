@@ -8,7 +8,7 @@
  *
  * A cursor is opaque to clients, signed and read by server/lib/cursors.ts.
  */
-import { sql, type SQL } from 'drizzle-orm';
+import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { DomainError } from '../errors/problems.ts';
 import { MAX_PAGE, type CursorCodec, type CursorDirection, type KeyKind, type KeyValue } from '../lib/cursors.ts';
@@ -92,9 +92,10 @@ export function keysetCondition<Row>(terms: SortTerm<Row>[], direction: CursorDi
 }
 
 /** The list's order; read backwards for a page before a key (its rows are reversed after). */
-export function keysetOrder<Row>(terms: SortTerm<Row>[], direction: PageRequest['direction']): SQL[] {
+/** `sortKey`: what each term sorts by, its column unless told (an expression of it: products.service.ts). */
+export function keysetOrder<Row>(terms: SortTerm<Row>[], direction: PageRequest['direction'], sortKey: (term: SortTerm<Row>) => SQLWrapper = (term) => term.column): SQL[] {
   const backwards = isBackwards(direction);
-  return terms.map((term) => (term.descending !== backwards ? sql`${term.column} desc` : sql`${term.column} asc`));
+  return terms.map((term) => (term.descending !== backwards ? sql`${sortKey(term)} desc` : sql`${sortKey(term)} asc`));
 }
 
 /** Placeholders `k0`, `k1`, ... for a key's values in a statement built once. */

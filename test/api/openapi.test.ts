@@ -204,7 +204,8 @@ function* schemasIn(value: unknown, path: string): Generator<[string, JsonSchema
 
 interface Call {
   params?: Record<string, string | number>;
-  query?: Record<string, string | number>;
+  /** A list's values are sent repeated (`style: form, explode: true`, as documented). */
+  query?: Record<string, string | number | readonly string[]>;
   body?: unknown;
   /** Sent as it is instead of `body` (malformed or oversized bodies). */
   rawBody?: string;
@@ -401,9 +402,10 @@ const walks: Record<string, Walk> = {
     failure: async () => ({ status: 401 }),
   },
   'orders-get': {
+    // Every expansion, so the documented schema is checked against expanded orders too.
     success: async () => {
       const customer = await t.createUser();
-      return { params: { id: (await createOrder(customer)).id }, token: customer.token };
+      return { params: { id: (await createOrder(customer)).id }, query: { expand: ['items.product', 'customer', 'payments', 'fulfillments'] }, token: customer.token };
     },
     // Another customer's order is 404, never 403 (docs/api.md#visibility).
     failure: async () => ({ params: { id: (await createOrder(await t.createUser())).id }, token: (await t.createUser()).token, status: 404 }),
@@ -707,6 +709,13 @@ const reach: Record<string, Partial<Record<number, () => Promise<Call>>>> = {
       return { body: { customer_id: other.id, items: [{ product_id: product.id, quantity: 1 }] }, token: (await t.createUser()).token };
     },
   },
+  'orders-get': {
+    // More expand values than it takes (docs/api.md#expand).
+    422: async () => {
+      const customer = await t.createUser();
+      return { params: { id: (await createOrder(customer)).id }, query: { expand: Array<string>(21).fill('customer') }, token: customer.token };
+    },
+  },
   'orders-replace': {
     409: async () => {
       const customer = await t.createUser();
@@ -832,7 +841,7 @@ function urlFor(op: DocumentedOperation, call: Call): string {
     expect(value, `path parameter {${name}} of ${op.operationId} has no value in its walk`).toBeDefined();
     return encodeURIComponent(String(value));
   });
-  const query = new URLSearchParams(Object.entries(call.query ?? {}).map(([k, v]): [string, string] => [k, String(v)])).toString();
+  const query = new URLSearchParams(Object.entries(call.query ?? {}).flatMap(([k, v]): [string, string][] => (Array.isArray(v) ? v.map((item: string) => [k, item]) : [[k, String(v)]]))).toString();
   return `${serverUrl}${path}${query ? `?${query}` : ''}`;
 }
 

@@ -22,6 +22,7 @@ import { listProducts } from '../../server/modules/products/products.service.ts'
 import { listUsers } from '../../server/modules/users/users.service.ts';
 import { CursorCodec } from '../../server/lib/cursors.ts';
 import type { OrderListQuery } from '../../server/modules/orders/orders.schemas.ts';
+import type { ProductListQuery } from '../../server/modules/products/products.schemas.ts';
 import { testCallerIdentity } from '../../server/testing.ts';
 import { copyTemplateDatabase, onPostgres } from '../helpers/db.ts';
 
@@ -295,6 +296,41 @@ describe.runIf(onPostgres)('list plans at 30,000 orders (PostgreSQL)', () => {
         });
       }
     }
+  });
+
+  it('product filters read their indexes, never the table (custom and generic plans)', async () => {
+    // The catalogue grown to 100,000 (docs/performance.md's size), a few out of stock (1 in 100):
+    // what `in_stock=false` finds by its partial index.
+    await sql`
+      insert into products (sku, name, category, price, currency, stock)
+      select 'CAT-' || n, 'Catalogue ' || n, 'cat-' || (n % 30), 100 + n % 977, 'USD', 10 from generate_series(30001, 100000) as n`;
+    await sql`update products set stock = 0 where sku like 'CAT-%' and substr(sku, 5)::int % 100 = 0`;
+    await sql`analyze products`;
+    const page = (query: Omit<Partial<ProductListQuery>, 'cursor'>) => (cursor?: string) =>
+      listProducts({ db, query: { limit: 20, ...query, ...(cursor ? { cursor } : {}) }, cursors });
+    // A rare text (11 of 100,000 SKUs contain "-2999", most of them last in id order): the trigram
+    // index, then a sort of its few matches; never the primary key walked to the end.
+    for (const query of [{ q: '-2999' }, { q: 'catalogue 2999', sort: '-price' }, { q: '-2999', in_stock: true, price_gte: 100 }]) {
+      const from = captured.length;
+      expect((await page(query)()).data.length).toBeGreaterThan(0);
+      const statement = captured.slice(from).find((st) => st.query.includes('from "products"')) as Captured;
+      for (const mode of ['force_custom_plan', 'force_generic_plan'] as const) {
+        const plan = nodes(await explain(statement, mode));
+        const described = plan.map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`).join(' > ');
+        expect(plan.some((n) => n['Node Type'] === 'Bitmap Index Scan' && n['Index Name'] === 'products_search_trgm_idx'), `${JSON.stringify(query)} ${mode}: ${described}`).toBe(true);
+        expect(plan.filter((n) => n['Node Type'] === 'Seq Scan'), `${mode}: ${described}`).toEqual([]);
+      }
+    }
+    // Paged by cursor (111 contain "-123"): each page the trigram index's matches, sorted, or the
+    // primary key's range past the cursor when the sampled statistics make it look narrower.
+    await expectIndexedPages('products', page({ q: '-123' }), { indexes: ['products_search_trgm_idx', 'products_pkey'], sorted: true });
+    // A price range (about 1,100 products, spread over the catalogue): the price index's range,
+    // or the primary key in order while the page fills early, as the planner weighs them.
+    await expectIndexedPages('products', page({ price_gte: 500, price_lte: 510 }), { indexes: ['products_price_idx', 'products_price_desc_idx', 'products_pkey'], sorted: true });
+    // Out of stock (1,000): their own partial index, in id order.
+    await expectIndexedPages('products', page({ in_stock: false }), { indexes: ['products_out_of_stock_idx'], sorted: false });
+    // In stock (most of them): the primary key in order, filtered.
+    await expectIndexedPages('products', page({ in_stock: true }), { indexes: ['products_pkey'], sorted: false });
   });
 
   it('users in id order read the primary key in order (custom and generic plans)', async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { inject } from 'vitest';
-import { openDatabase, type Database } from '../../server/db/client.ts';
+import { openDatabase, type Database, type OpenDatabaseOptions } from '../../server/db/client.ts';
 import { dropDatabase, withDatabase } from './postgres-url.ts';
 
 export const testDbKind: 'pglite' | 'postgres' = process.env.TEST_DB === 'postgres' ? 'postgres' : 'pglite';
@@ -9,12 +9,13 @@ export const onPostgres = testDbKind === 'postgres';
 
 /**
  * A fresh, migrated database for one test file: in-memory PGlite, or on PostgreSQL a copy of
- * the migrated template made by the global setup. `close()` drops the copy.
+ * the migrated template made by the global setup. `close()` drops the copy. `onQuery` sees every
+ * statement's text (to count them).
  */
-export async function createTestDatabase(): Promise<Database> {
-  if (!onPostgres) return openDatabase({ url: 'memory://', dataDir: '' });
+export async function createTestDatabase(options: Pick<OpenDatabaseOptions, 'onQuery'> = {}): Promise<Database> {
+  if (!onPostgres) return openDatabase({ url: 'memory://', dataDir: '', ...options });
   const copy = await copyTemplateDatabase();
-  const database = await openDatabase({ url: copy.url, dataDir: '', poolSize: 20 });
+  const database = await openDatabase({ url: copy.url, dataDir: '', poolSize: 20, ...options });
   return {
     ...database,
     close: async () => {

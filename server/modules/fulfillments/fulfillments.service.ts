@@ -12,39 +12,18 @@ import { transaction, type Db } from '../../db/client.ts';
 import { fulfillments, orders } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../errors/db-errors.ts';
-import { iso, type Page } from '../common.schemas.ts';
+import type { Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import { awaitsShipment, type OrderStatus } from '../orders/orders.rules.ts';
 import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
 import { fulfillmentEvents } from './fulfillments.events.ts';
+import { fulfillmentColumns, toFulfillment, type FulfillmentRow } from './fulfillments.representation.ts';
 import type { Fulfillment, FulfillmentListQuery, FulfillmentParams, ShipmentInput } from './fulfillments.schemas.ts';
 
 interface Access {
   db: Db;
   caller: Caller;
 }
-
-const fulfillmentColumns = {
-  id: fulfillments.id,
-  orderId: fulfillments.orderId,
-  status: fulfillments.status,
-  carrier: fulfillments.carrier,
-  trackingNumber: fulfillments.trackingNumber,
-  createdAt: fulfillments.createdAt,
-  updatedAt: fulfillments.updatedAt,
-};
-
-type FulfillmentRow = Pick<typeof fulfillments.$inferSelect, keyof typeof fulfillmentColumns>;
-
-const toFulfillment = (row: FulfillmentRow): Fulfillment => ({
-  id: row.id,
-  order_id: row.orderId,
-  status: row.status,
-  carrier: row.carrier,
-  tracking_number: row.trackingNumber,
-  created_at: iso(row.createdAt),
-  updated_at: iso(row.updatedAt),
-});
 
 const OPEN = 'requested';
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
 import { onChange } from '../events/events.live.ts';
-import { Order, OrderCreate, OrderList, OrderListQuery, OrderPatch, OrderReplace } from './orders.schemas.ts';
+import { Order, OrderCreate, OrderGetQuery, OrderList, OrderListQuery, OrderPatch, OrderReplace } from './orders.schemas.ts';
 import * as orders from './orders.service.ts';
 
 // Customers on their own orders (the service confines them), admins, and service clients by scope.
@@ -35,16 +35,16 @@ export const ordersRouter = router({
 
   get: reader
     .meta({
-      openapi: { method: 'GET', path: '/orders/{id}', tags, summary: 'Read an order', description: "An order with its items, totals and the `_links` its status allows. Customers see only their own orders (another's is 404)." },
+      openapi: { method: 'GET', path: '/orders/{id}', tags, summary: 'Read an order', description: "An order with its items, totals and the `_links` its status allows. Customers see only their own orders (another's is 404). `expand` embeds its products, customer, payments or fulfillments." },
       rest: { kind: 'item', cache: 'private', problems: ['not-found'] },
     })
-    .input(IdParam)
+    .input(OrderGetQuery)
     .output(Order)
-    .query(({ ctx, input }) => orders.getOrder({ db: ctx.db, caller: ctx.caller, id: input.id })),
+    .query(({ ctx, input }) => orders.getOrder({ db: ctx.db, caller: ctx.caller, id: input.id, expand: input.expand })),
 
   list: reader
     .meta({
-      openapi: { method: 'GET', path: '/orders', tags, summary: 'List orders, newest first (customers: their own)', description: 'Orders, paged, newest first unless `sort` says otherwise; customers see only their own. Filters, all optional and combined: `status` (a status in any case, an upper-case alias, or `active`: confirmed, paid, shipped, delivered), `customer_id` (admins and service clients), `created_gte` / `created_lt`, and `metadata[key]=value` (one parameter a pair, every pair must hold).' },
+      openapi: { method: 'GET', path: '/orders', tags, summary: 'List orders, newest first (customers: their own)', description: 'Orders, paged, newest first unless `sort` says otherwise; customers see only their own. Filters, all optional and combined: `status` (a status in any case, an upper-case alias, or `active`: confirmed, paid, shipped, delivered), `customer_id` (admins and service clients), `created_gte` / `created_lt`, and `metadata[key]=value` (one parameter a pair, every pair must hold). `expand` embeds related resources in each order.' },
       rest: { kind: 'list', cache: 'private' },
     })
     .input(OrderListQuery)

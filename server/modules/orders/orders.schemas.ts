@@ -13,12 +13,17 @@ import {
   metadataFilter,
   PageQuery,
   pageExample,
+  queryList,
   readOnly,
   requestExample,
   responseExample,
   text,
   Timestamp,
 } from '../common.schemas.ts';
+import { Fulfillment } from '../fulfillments/fulfillments.schemas.ts';
+import { Payment } from '../payments/payments.schemas.ts';
+import { Product } from '../products/products.schemas.ts';
+import { User } from '../users/users.schemas.ts';
 import { ORDER_STATUSES, normalizeStatus, type OrderStatus } from './orders.rules.ts';
 
 export const OrderStatusValue = z.enum(ORDER_STATUSES).meta({ id: 'OrderStatus', description: 'An order status (always lower-case in answers).' });
@@ -95,7 +100,39 @@ const UnitPrice = z.int().min(0).max(MAX_PRICE).meta({ description: "The product
 const LineTotal = z.int().min(0).max(MAX_LINE_TOTAL).meta({ description: 'unit_price x quantity.' });
 const Total = z.int().min(0).max(MAX_ORDER_TOTAL).meta({ description: 'Sum of line_total, minor units.' });
 
-export const OrderItem = z.object({ product_id: Id, quantity: Quantity, unit_price: UnitPrice, line_total: LineTotal });
+/** What `expand` may ask of an order (docs/api.md#expand). */
+export const EXPANSIONS = ['items.product', 'customer', 'payments', 'fulfillments'] as const;
+export type Expansion = (typeof EXPANSIONS)[number];
+
+/** More values than there are expansions only repeat them; this bounds the input anyway. */
+const MAX_EXPAND_VALUES = 20;
+
+const Expand = queryList(EXPANSIONS, MAX_EXPAND_VALUES, {
+  description:
+    'Related resources to embed, a comma list or the parameter repeated: `items.product` (each item gains `product`), `customer`, `payments`, `fulfillments`. ' +
+    'Duplicates are ignored; any other value, or an empty one, is 400 naming these. Without it the order is as always.',
+  example: ['items.product', 'customer'],
+});
+
+/*
+ * The expanded fields are optional in the output type: a tRPC procedure has one output type
+ * whatever its input holds, so the typed client cannot make them present exactly when asked for
+ * (docs/api.md#expand).
+ */
+const ExpandedProduct = Product.optional().meta({ description: 'With `expand=items.product`: the product as `GET /products/{id}` answers it (archived ones too).' });
+const ExpandedCustomer = User.nullable()
+  .optional()
+  .meta({ description: 'With `expand=customer`: the user as `GET /users/{id}` answers it; `null` when the caller may not read that user.' });
+const ExpandedPayments = z
+  .array(Payment)
+  .optional()
+  .meta({ description: "With `expand=payments`: the order's payments, newest first, as `GET /payments/{id}` answers them." });
+const ExpandedFulfillments = z
+  .array(Fulfillment)
+  .optional()
+  .meta({ description: "With `expand=fulfillments`: the order's fulfillments, newest first, as `GET /orders/{id}/fulfillments/{fulfillmentId}` answers them." });
+
+export const OrderItem = z.object({ product_id: Id, quantity: Quantity, unit_price: UnitPrice, line_total: LineTotal, product: ExpandedProduct });
 
 export const Order = z
   .object({
@@ -110,6 +147,9 @@ export const Order = z
     metadata: Metadata,
     created_at: Timestamp,
     updated_at: Timestamp,
+    customer: ExpandedCustomer,
+    payments: ExpandedPayments,
+    fulfillments: ExpandedFulfillments,
     _links: OrderLinks,
   })
   .meta({ id: 'Order' });
@@ -139,8 +179,14 @@ export const OrderCreate = z
   .meta({ id: 'OrderInput' });
 export type OrderCreate = z.infer<typeof OrderCreate>;
 
-/** An item as PUT and PATCH see it: the read-only fields of a read item may come back, ignored. */
-const OrderItemReplace = z.strictObject({ product_id: Id, quantity: Quantity, unit_price: readOnly(UnitPrice), line_total: readOnly(LineTotal) });
+/** An item as PUT and PATCH see it: the read-only fields of a read item (expanded ones too) may come back, ignored. */
+const OrderItemReplace = z.strictObject({
+  product_id: Id,
+  quantity: Quantity,
+  unit_price: readOnly(UnitPrice),
+  line_total: readOnly(LineTotal),
+  product: readOnly(Product),
+});
 
 /** The writable document of an order: what PUT sends and what a patch must produce. */
 export const OrderDocument = z.strictObject({
@@ -155,6 +201,9 @@ export const OrderDocument = z.strictObject({
   total: readOnly(Total),
   created_at: readOnly(Timestamp),
   updated_at: readOnly(Timestamp),
+  customer: readOnly(User.nullable()),
+  payments: readOnly(z.array(Payment)),
+  fulfillments: readOnly(z.array(Fulfillment)),
   _links: readOnly(OrderLinks),
 });
 export type OrderDocument = z.infer<typeof OrderDocument>;
@@ -240,11 +289,16 @@ export const OrderListQuery = z
     sort: SortInput.optional().meta({
       description: `The order of the list: ${ORDER_SORTS.join(', ')} (default -created_at; \`-\` is descending, the id breaks ties). Any other is 400 listing them. A cursor is good only with the sort that issued it.`,
     }),
+    expand: Expand,
     ...PageQuery,
   })
   // No input at all is the first page of everything: `list()` needs no `{}`.
   .prefault({});
 export type OrderListQuery = z.infer<typeof OrderListQuery>;
+
+/** GET of one order: its id, and what to embed. */
+export const OrderGetQuery = z.strictObject({ id: Id, expand: Expand });
+export type OrderGetQuery = z.infer<typeof OrderGetQuery>;
 
 export const OrderList = listOf(Order).meta({ id: 'OrderList' });
 

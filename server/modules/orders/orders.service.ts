@@ -20,6 +20,7 @@ import { releaseStock, reserveStock } from '../products/products.stock.ts';
 import { refundRemaining } from '../refunds/refunds.ledger.ts';
 import { orderEvents } from './orders.events.ts';
 import { parseOrderDocument, patcherFor } from './orders.patch.ts';
+import { expandOrders } from './orders.expand.ts';
 import { orderTotal, toOrder, type ItemRow, type LoadedOrder } from './orders.representation.ts';
 import {
   addressEditable,
@@ -31,7 +32,7 @@ import {
   type Channel,
   type OrderStatus,
 } from './orders.rules.ts';
-import { ORDER_SORTS, Order, type OrderCreate, type OrderSort, type OrderDocument, type OrderListQuery, type OrderPatch, type OrderReplace } from './orders.schemas.ts';
+import { ORDER_SORTS, Order, type Expansion, type OrderCreate, type OrderSort, type OrderDocument, type OrderListQuery, type OrderPatch, type OrderReplace } from './orders.schemas.ts';
 
 export type { LoadedOrder } from './orders.representation.ts';
 
@@ -387,10 +388,11 @@ export async function createOrder({ db, caller, input }: Access & { input: Order
   });
 }
 
-export async function getOrder({ db, caller, id }: Access & { id: number }): Promise<Order> {
+export async function getOrder({ db, caller, id, expand }: Access & { id: number; expand?: readonly Expansion[] | undefined }): Promise<Order> {
   const order = await loadOrder(db, id, false);
   assertVisible(caller, order);
-  return represent(order);
+  const [expanded = represent(order)] = await expandOrders({ db, caller, orders: [represent(order)], expand });
+  return expanded;
 }
 
 type StatusFilter = 'any' | 'active' | OrderStatus;
@@ -545,7 +547,9 @@ export async function listOrders({ db, caller, query, cursors }: Access & { quer
   const items = ids.length ? await linesOf(ids.length, db, Object.fromEntries(ids.map((id, i) => [`id${i}`, id]))) : [];
   const byOrder = new Map<number, ItemRow[]>();
   for (const item of items) byOrder.set(item.orderId, [...(byOrder.get(item.orderId) ?? []), item]);
-  return pageOf({ codec: cursors, binding, terms, request }, rows, (row) => represent({ row, items: byOrder.get(row.id) ?? [] }));
+  const page = pageOf({ codec: cursors, binding, terms, request }, rows, (row) => represent({ row, items: byOrder.get(row.id) ?? [] }));
+  // Expansions after the page is read: one statement each for the whole page (orders.expand.ts).
+  return { ...page, data: await expandOrders({ db, caller, orders: page.data, expand: query.expand }) };
 }
 
 /**

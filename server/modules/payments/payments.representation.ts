@@ -1,10 +1,12 @@
 /**
- * A payment's columns and its fields as the API answers them, links aside: shared by the payments
- * service (which adds the `_links` its order's status allows) and the refunds ledger (which records
+ * A payment's columns and its fields as the API answers them: shared by the payments service, an
+ * order's `expand=payments` (orders.expand.ts) and the refunds ledger (which records
  * `payment.refunded` with them, and cannot import the service: the service reaches orders, and
  * orders reach the ledger to refund a cancelled paid order).
  */
 import { payments } from '../../db/schema.ts';
+import { API_PREFIX } from '../../lib/api-paths.ts';
+import { acceptsRefund, type OrderStatus } from '../orders/orders.rules.ts';
 import type { Payment } from './payments.schemas.ts';
 
 export const paymentColumns = {
@@ -38,4 +40,19 @@ export function paymentFields(row: PaymentRow): PaymentFields {
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
+}
+
+/**
+ * The payment as the API answers it, links under the API's base path: `refund` while something
+ * remains and the order's status takes a refund (docs/api.md#refunds).
+ */
+export function toPayment(row: PaymentRow, orderStatus: OrderStatus): Payment {
+  const self = `${API_PREFIX}/payments/${row.id}`;
+  const links: Payment['_links'] = {
+    self: { href: self, method: 'GET' },
+    order: { href: `${API_PREFIX}/orders/${row.orderId}`, method: 'GET' },
+    refunds: { href: `${self}/refunds`, method: 'GET' },
+  };
+  if (row.amountRefunded < row.amount && acceptsRefund(orderStatus)) links.refund = { href: `${self}/refunds`, method: 'POST' };
+  return { ...paymentFields(row), _links: links };
 }

@@ -12,14 +12,13 @@ import { statement } from '../../db/statements.ts';
 import { orders, payments } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../errors/db-errors.ts';
-import { API_PREFIX } from '../../lib/api-paths.ts';
 import type { Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import { orderTotal } from '../orders/orders.representation.ts';
 import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
-import { acceptsRefund, awaitsPayment, isPaid, type OrderStatus } from '../orders/orders.rules.ts';
+import { awaitsPayment, isPaid, type OrderStatus } from '../orders/orders.rules.ts';
 import { paymentEvents } from './payments.events.ts';
-import { paymentColumns, paymentFields, type PaymentRow } from './payments.representation.ts';
+import { paymentColumns, toPayment, type PaymentRow } from './payments.representation.ts';
 import type { Payment, PaymentInput, PaymentListQuery } from './payments.schemas.ts';
 
 interface Access {
@@ -29,21 +28,6 @@ interface Access {
 
 /** A payment row with its order's status, which decides the links (reads join the order anyway). */
 const paymentWithOrderColumns = { ...paymentColumns, orderStatus: orders.status };
-
-/**
- * The payment as the API answers it, links under the API's base path: `refund` while something
- * remains and the order's status takes a refund (docs/api.md#refunds).
- */
-function toPayment(row: PaymentRow, orderStatus: OrderStatus): Payment {
-  const self = `${API_PREFIX}/payments/${row.id}`;
-  const links: Payment['_links'] = {
-    self: { href: self, method: 'GET' },
-    order: { href: `${API_PREFIX}/orders/${row.orderId}`, method: 'GET' },
-    refunds: { href: `${self}/refunds`, method: 'GET' },
-  };
-  if (row.amountRefunded < row.amount && acceptsRefund(orderStatus)) links.refund = { href: `${self}/refunds`, method: 'POST' };
-  return { ...paymentFields(row), _links: links };
-}
 
 const fromRow = ({ orderStatus, ...row }: PaymentRow & { orderStatus: OrderStatus }): Payment => toPayment(row, orderStatus);
 

@@ -65,9 +65,22 @@ export type ProductReplace = z.infer<typeof ProductReplace>;
 
 const sortPattern = new RegExp(`^-?(${SORT_FIELDS.join('|')})(,-?(${SORT_FIELDS.join('|')}))*$`);
 
+/** The shortest search: a trigram index finds a substring by its three-character pieces (docs/api.md#product-search). */
+export const MIN_SEARCH = 3;
+const MAX_SEARCH = 100;
+
 export const ProductListQuery = z
   .strictObject({
+    q: text(MIN_SEARCH, MAX_SEARCH)
+      .optional()
+      .meta({
+        description: `Search: products whose name, SKU or description contains this text, in any case (${MIN_SEARCH}-${MAX_SEARCH} characters; \`%\` and \`_\` are plain characters).`,
+        example: 'shirt',
+      }),
     category: text(1, 64).optional().meta({ description: 'Exact category match.', example: 'apparel' }),
+    price_gte: Price.optional().meta({ description: 'Price at least this (minor units).', example: 1000 }),
+    price_lte: Price.optional().meta({ description: 'Price at most this (minor units).', example: 5000 }),
+    in_stock: z.boolean().optional().meta({ description: '`true`: stock above 0; `false`: stock 0. Exactly `true` or `false` (400 otherwise).', example: true }),
     sort: z
       .string()
       .regex(sortPattern, `must be a comma list of ${SORT_FIELDS.join(', ')}, each optionally prefixed with - for descending`)

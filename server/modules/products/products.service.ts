@@ -1,7 +1,7 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, gte, ilike, isNull, lte, sql, type SQL } from 'drizzle-orm';
 import { transaction, type Db } from '../../db/client.ts';
 import { statement, statements } from '../../db/statements.ts';
-import { products } from '../../db/schema.ts';
+import { products, productSearchText } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../errors/db-errors.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';
@@ -12,7 +12,7 @@ import { productEvents } from './products.events.ts';
 import { Product, type ProductInput, type ProductListQuery, type ProductReplace } from './products.schemas.ts';
 
 /** The columns a product is read with: its representation, and whether it is archived. */
-const productColumns = {
+export const productColumns = {
   id: products.id,
   sku: products.sku,
   name: products.name,
@@ -138,32 +138,84 @@ function orderOf(sort: string): SortTerm<ProductRecord>[] {
   return terms;
 }
 
+/** Which filters a list has: each present or not (`in_stock`: either way or not at all). */
+interface FilterShape {
+  q: boolean;
+  category: boolean;
+  priceGte: boolean;
+  priceLte: boolean;
+  inStock: 'any' | 'yes' | 'no';
+}
+
+const filterKey = (f: FilterShape): string => `${f.q ? 'q' : ''}${f.category ? 'c' : ''}${f.priceGte ? 'g' : ''}${f.priceLte ? 'l' : ''}-${f.inStock}`;
+
+function parseFilterKey(key: string): FilterShape {
+  const [present = '', inStock] = key.split('-') as [string, FilterShape['inStock']];
+  return { q: present.includes('q'), category: present.includes('c'), priceGte: present.includes('g'), priceLte: present.includes('l'), inStock };
+}
+
 /**
- * One statement per shape: with or without a category, each distinct sort (a closed set), and
- * from a page number or after or before a cursor's key.
+ * One statement per shape: which filters (docs/api.md#product-search), each distinct sort (a
+ * closed set), and from a page number or after or before a cursor's key. Values are bound;
+ * `in_stock` is written into the statement (two cases), so its partial index applies.
  */
 const productList = statements('product_list', (db, shape: string) => {
   const [filter, sort, direction] = shape.split(':') as [string, string, PageRequest['direction']];
   const terms = sortTerms(sort);
+  const f = parseFilterKey(filter);
   const filters = [isNull(products.archivedAt)];
-  if (filter === 'category') filters.push(eq(products.category, sql.placeholder('category')));
+  if (f.q) filters.push(ilike(productSearchText(products), sql.placeholder('q')));
+  if (f.category) filters.push(eq(products.category, sql.placeholder('category')));
+  if (f.priceGte) filters.push(gte(products.price, sql.placeholder('priceGte')));
+  if (f.priceLte) filters.push(lte(products.price, sql.placeholder('priceLte')));
+  if (f.inStock !== 'any') filters.push(f.inStock === 'yes' ? sql`${products.stock} > 0` : sql`${products.stock} = 0`);
   if (direction !== 'first') filters.push(keysetCondition(terms, direction, keyPlaceholders(terms.length)));
   return db
     .select(productColumns)
     .from(products)
     .where(and(...filters))
-    .orderBy(...keysetOrder(terms, direction))
+    .orderBy(...keysetOrder(terms, direction, f.q ? unindexed : undefined))
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'));
 });
 
+/**
+ * A search sorts by expressions no index holds (the same order: `id + 0` is `id`). The planner
+ * estimates a substring's matches as if spread evenly, so with a plain order it walks the primary
+ * key (or a sort's index) hoping to fill the page early, and reads the whole catalogue for a rare
+ * text (220 ms at 100k products, docs/performance.md); this way it reads the trigram index's
+ * matches and sorts those, costing what the search finds.
+ */
+function unindexed(term: SortTerm<ProductRecord>): SQL {
+  if (term.kind === 'text') return sql`(${term.column} || '')`;
+  if (term.kind === 'instant') return sql`(${term.column} + interval '0 seconds')`;
+  return sql`(${term.column} + 0)`;
+}
+
+/** `q` as an ILIKE pattern that matches it as plain text anywhere: `%`, `_` and `\` stand for themselves. */
+const containing = (q: string): string => `%${q.replace(/[\\%_]/g, '\\$&')}%`;
+
 export async function listProducts({ db, query, cursors }: { db: Db; query: ProductListQuery; cursors: CursorCodec }): Promise<Page<Product>> {
   const sort = distinctSort(query.sort) ?? '';
   const terms = sortTerms(sort);
-  const binding = JSON.stringify(['products', query.category ?? null, sort]);
+  const { q, category, price_gte: priceGte, price_lte: priceLte, in_stock: inStock } = query;
+  // A cursor is good for the query that issued it: the same filters and sort. (Without the search
+  // filters the binding is what it was before they came, so earlier cursors stay good.)
+  const searched = [q, priceGte, priceLte, inStock].some((value) => value !== undefined);
+  const binding = JSON.stringify(['products', category ?? null, sort, ...(searched ? [q ?? null, priceGte ?? null, priceLte ?? null, inStock ?? null] : [])]);
   const request = readPageRequest(cursors, binding, terms, query);
-  const rows = await productList(`${query.category === undefined ? 'all' : 'category'}:${sort}:${request.direction}`, db, {
-    category: query.category,
+  const shape = filterKey({
+    q: q !== undefined,
+    category: category !== undefined,
+    priceGte: priceGte !== undefined,
+    priceLte: priceLte !== undefined,
+    inStock: inStock === undefined ? 'any' : inStock ? 'yes' : 'no',
+  });
+  const rows = await productList(`${shape}:${sort}:${request.direction}`, db, {
+    q: q === undefined ? undefined : containing(q),
+    category,
+    priceGte,
+    priceLte,
     ...limitOffset(request),
     ...keyValues(request),
   });

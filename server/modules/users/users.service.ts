@@ -18,7 +18,7 @@ import { revokeUserGrants } from './users.grants.ts';
  * The columns a user is answered with. `password_hash` is not among them: only the queries that
  * verify a password read it (`passwordHashOf`, `findSignInAccount`, `lockSignedInUser`, `ensureAdmin`), so no other path can leak it.
  */
-const userColumns = {
+export const userColumns = {
   id: users.id,
   email: users.email,
   name: users.name,

@@ -1,0 +1,3 @@
+CREATE INDEX "products_search_trgm_idx" ON "products" USING gin (("name" || chr(10) || "sku" || chr(10) || coalesce("description", '')) gin_trgm_ops) WHERE "products"."archived_at" is null;--> statement-breakpoint
+CREATE INDEX "products_category_id_idx" ON "products" USING btree ("category","id") WHERE "products"."archived_at" is null;--> statement-breakpoint
+CREATE INDEX "products_out_of_stock_idx" ON "products" USING btree ("id") WHERE "products"."archived_at" is null and "products"."stock" = 0;
