@@ -5,7 +5,7 @@
  * registered through the admin API, sample products added, `vite build` served as static files on
  * an origin of its own. A shopper signs up through the service's sign-up page (PKCE), buys two
  * products, pays with a double click (one payment, one idempotency key), sees the order paid and
- * then shipped (polling); problems are shown as sentences; axe-core finds no serious or critical
+ * then shipped (live, through orders.onChange); problems are shown as sentences; axe-core finds no serious or critical
  * violation on any page.
  *
  * Runs in the pglite project only: the app, not the database, is under test.
@@ -74,8 +74,11 @@ describe.skipIf(!runs)('the storefront in chromium', () => {
 
   it('a shopper signs up, buys two products, pays with a double click (one payment, one key), sees the order paid, then shipped', { timeout: 180_000 }, async () => {
     const paymentRequests: (string | null)[] = [];
+    const liveRequests: string[] = [];
     page.on('request', (request) => {
-      if (new URL(request.url()).pathname === '/trpc/payments.create') paymentRequests.push(request.headers()['idempotency-key'] ?? null);
+      const path = new URL(request.url()).pathname;
+      if (path === '/trpc/payments.create') paymentRequests.push(request.headers()['idempotency-key'] ?? null);
+      if (path === '/trpc/orders.onChange') liveRequests.push(request.url());
     });
 
     // Browse: the sample products, anonymously; the category filter narrows them.
@@ -130,7 +133,9 @@ describe.skipIf(!runs)('the storefront in chromium', () => {
     expect(paymentRequests[0]).toMatch(/^[0-9a-f]{32}$/);
     await expectAccessible(page, 'order (paid)');
 
-    // Shipped by the shop: the open page shows it on its own (it polls the order).
+    // Shipped by the shop: the open page shows it on its own, live (orders.onChange over
+    // server-sent events; the page no longer polls), which it subscribed to when it opened.
+    expect(liveRequests.length).toBeGreaterThan(0);
     const shipped = await t.request({
       method: 'POST',
       url: `/api/v1/orders/${orderId}/fulfillments`,

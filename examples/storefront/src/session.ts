@@ -12,6 +12,7 @@ import {
   startSignIn,
   type TokenStore,
 } from '@order-service/client';
+import { EventSource } from 'eventsource';
 import { useEffect, useState } from 'preact/hooks';
 
 function setting(name: 'VITE_ORDER_SERVICE_URL' | 'VITE_CLIENT_ID'): string {
@@ -36,8 +37,12 @@ const store: TokenStore = {
   },
 };
 
-/** One client and one renewal for the whole app: a refresh token is single-use. */
-export const client = createOrderServiceClient({ url: serviceUrl, getToken: refreshingToken({ url: serviceUrl, clientId, store }) });
+/**
+ * One client and one renewal for the whole app: a refresh token is single-use. Live order updates
+ * take the `eventsource` package's EventSource: it sends the token in a header, which the
+ * browser's own cannot (client-sdk/README.md, "Live updates").
+ */
+export const client = createOrderServiceClient({ url: serviceUrl, getToken: refreshingToken({ url: serviceUrl, clientId, store }), EventSource });
 
 /** Whether the shopper is signed in; re-renders when that changes. */
 export function useSignedIn(): boolean {

@@ -1,7 +1,7 @@
 /**
  * One order: its items and status, the next step its `_links` offer (confirm, pay, cancel), and its
- * payments. The status is read again every few seconds until the order is done (the service's
- * live events will replace the polling once they exist).
+ * payments. The status is live: the order's events arrive over server-sent events
+ * (`orders.onChange`), and the page reads the order again on each.
  */
 import { idempotent, type RouterOutputs } from '@order-service/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -14,7 +14,6 @@ type Order = RouterOutputs['orders']['get'];
 type Payment = RouterOutputs['payments']['list']['data'][number];
 type Method = RouterOutputs['payments']['get']['method'];
 
-const POLL_MS = 3000;
 const DONE: readonly OrderStatus[] = ['completed', 'cancelled', 'refunded'];
 
 const NEXT_STEP: Record<OrderStatus, string> = {
@@ -61,7 +60,6 @@ export function OrderPage({ id }: { id: number }) {
   const [method, setMethod] = useState<Method>('card');
   // Set at once, before any re-render: a double click sends one request, not two.
   const inFlight = useRef(false);
-  const named = useRef(false);
 
   const load = async (): Promise<Order> => {
     const [fresh, paid] = await Promise.all([client.orders.get.query({ id }), client.payments.list.query({ order_id: id })]);
@@ -72,36 +70,36 @@ export function OrderPage({ id }: { id: number }) {
 
   useEffect(() => {
     let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let loaded = false;
-    const poll = async () => {
-      // A hidden tab asks nothing; it looks again as soon as it is shown.
-      if (document.hidden) {
-        timer = setTimeout(() => void poll(), POLL_MS);
-        return;
-      }
-      try {
-        const fresh = await load();
-        if (!named.current) {
-          named.current = true;
-          // Calls made together travel in one request (the client batches them).
-          const products = await Promise.all(fresh.items.map((item) => client.products.get.query({ id: item.product_id }).catch(() => undefined)));
-          setNames(new Map(products.flatMap((p) => (p ? [[p.id, p.name] as const] : []))));
-        }
-        loaded = true;
-        if (!stopped && !DONE.includes(fresh.status)) timer = setTimeout(() => void poll(), POLL_MS);
-      } catch (e) {
-        if (stopped) return;
-        // The first read failing is the page's news (not found, signed out...); a later one is
-        // tried again, the last status staying on the page meanwhile.
-        if (loaded) timer = setTimeout(() => void poll(), POLL_MS);
-        else setError(e);
-      }
-    };
-    void poll();
+    // Live: each change of this order (paid, shipped, a refund...) arrives as an event over
+    // server-sent events (orders.onChange), and the page reads the order again. Subscribed before
+    // the first read, so nothing falls between; after a dropped connection the client resumes
+    // after the last event it heard. A finished order changes no more: the stream closes.
+    const subscription = client.orders.onChange.subscribe(
+      { order_id: id },
+      {
+        onData: () => {
+          load()
+            .then((fresh) => {
+              if (DONE.includes(fresh.status)) subscription.unsubscribe();
+            })
+            .catch(() => undefined);
+        },
+      },
+    );
+    load()
+      .then(async (fresh) => {
+        if (DONE.includes(fresh.status)) subscription.unsubscribe();
+        // Calls made together travel in one request (the client batches them).
+        const products = await Promise.all(fresh.items.map((item) => client.products.get.query({ id: item.product_id }).catch(() => undefined)));
+        if (!stopped) setNames(new Map(products.flatMap((p) => (p ? [[p.id, p.name] as const] : []))));
+      })
+      .catch((e: unknown) => {
+        // The first read failing is the page's news (not found, signed out...).
+        if (!stopped) setError(e);
+      });
     return () => {
       stopped = true;
-      clearTimeout(timer);
+      subscription.unsubscribe();
     };
   }, [id]);
 
