@@ -136,7 +136,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const migrate = options.migrate !== false;
   if (options.pglite) return openPglite(options.pglite, migrate, () => {}, options.onQuery);
   // PGlite is loaded only when it is used: its module alone is about 45 MB of a process's memory.
-  // pg_trgm backs product search (drizzle/0011_pg_trgm.sql): PGlite loads an extension only when
+  // pg_trgm backs product search (drizzle/0014_pg_trgm.sql): PGlite loads an extension only when
   // it is passed where PGlite is created, so every PGlite is created here with it.
   const [{ PGlite }, { pg_trgm }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')]);
   const extensions = { pg_trgm };
