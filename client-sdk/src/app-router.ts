@@ -1903,8 +1903,8 @@ export type AppRouter = TRPCBuiltRouter<
           disabled_reason: "gone" | "requested" | null;
           created_at: string;
           updated_at: string;
-          secret: string;
-          previous_secret_expires_at: string | null;
+          secret?: string | undefined;
+          previous_secret_expires_at?: string | null | undefined;
         };
         meta: object;
       }>;

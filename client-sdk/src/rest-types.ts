@@ -609,7 +609,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook endpoint's secret
-         * @description Answers the endpoint with a new `secret`, shown only now. For 24 hours each delivery carries a signature made with the old secret too, so a receiver can move to the new one without losing a delivery.
+         * @description Answers the endpoint with a new `secret`, shown only now. For 24 hours each delivery carries a signature made with the old secret too, so a receiver can move to the new one without losing a delivery. Rotating again within those 24 hours is 409 (only two secrets sign at once).
          *
          *     **Access:** admins or service clients, with a token granting `webhooks:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
          */
@@ -2084,7 +2084,7 @@ export interface components {
                 };
             };
         };
-        WebhookEndpointWithSecret: {
+        CreatedWebhookEndpoint: {
             /**
              * @description Identifier assigned by the service.
              * @example 17
@@ -2121,12 +2121,12 @@ export interface components {
              */
             updated_at: string;
             /**
-             * @description The signing secret: `whsec_` and the base64 of 32 random bytes. Shown only when the endpoint is made and when the secret is rotated; keep it.
+             * @description The signing secret, in the answer to the creation only: never shown again (not by GET, not in an Idempotency-Key replay). Store it now.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2b6pHs3ZLvo=
              */
-            secret: string;
-            /** @description Until when deliveries are signed with the previous secret too (24 hours after a rotation); null when there is none. */
-            previous_secret_expires_at: string | null;
+            secret?: string;
+            /** @description Null at creation (no previous secret); absent in a replay. */
+            previous_secret_expires_at?: string | null;
         };
         WebhookEndpointList: {
             data: components["schemas"]["WebhookEndpoint"][];
@@ -2176,6 +2176,50 @@ export interface components {
              * @example 2026-01-31T12:00:00.000Z
              */
             updated_at: string;
+        };
+        WebhookEndpointWithSecret: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Where events are POSTed: `https`, or `http` to a loopback host outside production; no credentials, no fragment. In production a host that resolves to a loopback, private or link-local address is refused unless `WEBHOOK_ALLOWED_HOSTS` names it (422 naming `url`).
+             * @example https://hooks.example.com/orders
+             */
+            url: string;
+            description: string | null;
+            /**
+             * @description The event types sent to the endpoint: types (`payment.created`), resource prefixes (`order.*`), or `["*"]` for every type. An unknown type is 422.
+             * @example [
+             *       "order.*",
+             *       "payment.created"
+             *     ]
+             */
+            enabled_events: string[];
+            /** @description A disabled endpoint is sent nothing; its pending deliveries wait until it is enabled again. */
+            disabled: boolean;
+            /** @description Why it is disabled: `requested` (a PATCH), or `gone` (the receiver answered 410 Gone); null while enabled. */
+            disabled_reason: ("requested" | "gone") | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updated_at: string;
+            /**
+             * @description The signing secret: `whsec_` and the base64 of 32 random bytes. Shown only when the endpoint is made and when the secret is rotated; keep it.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2b6pHs3ZLvo=
+             */
+            secret: string;
+            /** @description Until when deliveries are signed with the previous secret too (24 hours after a rotation); null when there is none. */
+            previous_secret_expires_at: string | null;
         };
         WebhookDeliveryList: {
             data: components["schemas"]["WebhookDelivery"][];
@@ -9756,7 +9800,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result (same body, Location and ETag), nothing created again. */
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result without `secret`, `previous_secret_expires_at` (shown only once), so the body and ETag are those GET answers; the same Location; nothing created again. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9771,7 +9815,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                    "application/json": components["schemas"]["CreatedWebhookEndpoint"];
                 };
             };
             /** @description Created. */
@@ -9788,7 +9832,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                    "application/json": components["schemas"]["CreatedWebhookEndpoint"];
                 };
             };
             /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
@@ -10569,6 +10613,20 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/conflict`](/problems/conflict) Conflict. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
                 };
             };
             /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */

@@ -37,6 +37,14 @@ for (const [network, prefix] of [
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
+  // Prefixes that carry an IPv4 address inside, which a gateway may route to it (a private one
+  // included): IPv4-compatible, NAT64 (well-known and local-use), 6to4, Teredo; and discard-only.
+  ['::', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['2002::', 16],
+  ['2001::', 32],
+  ['100::', 64],
 ] as const) {
   refused.addSubnet(network, prefix, 'ipv6');
 }
@@ -118,9 +126,10 @@ export async function addressProblem(text: string, rules: WebhookTargetRules): P
 }
 
 /** The error a refused connection fails with: the delivery records its message. */
+/** Its message is shown to webhook managers (a delivery's `last_error`): it names no internal address. */
 export class RefusedAddressError extends Error {
-  constructor(host: string, address: string) {
-    super(`refused: ${host} resolves to ${address}, a loopback, private or link-local address`);
+  constructor(host: string) {
+    super(`refused: ${host} resolves to a loopback, private or link-local address`);
     this.name = 'RefusedAddressError';
   }
 }
@@ -136,7 +145,7 @@ export function guardedLookup(rules: WebhookTargetRules): LookupFunction {
       if (error) return callback(error, '', 0);
       const host = bareHost(hostname);
       const bad = addresses.find((entry) => isRefusedAddress(entry.address));
-      if (bad && !mayBePrivate(rules, host)) return callback(new RefusedAddressError(host, bad.address), '', 0);
+      if (bad && !mayBePrivate(rules, host)) return callback(new RefusedAddressError(host), '', 0);
       if (options.all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, addresses);
       const [first] = addresses;
       if (!first) return callback(new Error(`${host} resolved to no address`), '', 0);

@@ -784,6 +784,14 @@ const reach: Record<string, Partial<Record<number, () => Promise<Call>>>> = {
       return { body: endpointInput(), token: t.admin.token };
     },
   },
+  'webhooks-rotateSecret': {
+    // Rotated less than 24 hours ago: only two secrets sign at once.
+    409: async () => {
+      const { id } = await webhookEndpoint();
+      expect((await t.request({ method: 'POST', url: `/api/v1/webhook-endpoints/${id}/rotate-secret`, token: t.admin.token })).statusCode).toBe(200);
+      return { params: { id }, token: t.admin.token };
+    },
+  },
   'webhooks-retryDelivery': {
     // A disabled endpoint sends nothing: enable it first.
     409: async () => {

@@ -4,6 +4,7 @@
  * with `standardwebhooks` as a receiver would: the retry schedule, 410 disabling the endpoint,
  * redirects refused, both signatures during a rotation, the SSRF rules in production.
  */
+import { sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookWorker } from '../../server/modules/webhooks/webhooks.worker.ts';
@@ -80,6 +81,22 @@ describe('endpoints: admins and webhooks:manage manage them; the secret is shown
     expect(list.body).not.toContain(created.secret);
   });
 
+  it('with an Idempotency-Key, a replay answers the endpoint without its secret, and the key\'s stored result never holds it', async () => {
+    const payload = { url: receiver.url, enabled_events: ['product.created'] };
+    const headers = { 'idempotency-key': 'webhook-endpoint-once' };
+    const first = await t.request({ method: 'POST', url: WEBHOOK_ENDPOINTS, payload, headers, token: t.admin.token });
+    expect(first.statusCode, first.body).toBe(201);
+    const created = first.json<WebhookEndpointBody>();
+    expect(created.secret).toMatch(/^whsec_/);
+    const replay = await t.request({ method: 'POST', url: WEBHOOK_ENDPOINTS, payload, headers, token: t.admin.token });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json<{ id: number }>().id).toBe(created.id);
+    expect(replay.json()).not.toHaveProperty('secret');
+    expect(replay.body).not.toContain(created.secret);
+    const stored = await t.database.db.execute(sql`select response_body from idempotency_keys where key = 'webhook-endpoint-once'`);
+    expect(JSON.stringify(stored)).not.toContain('whsec_');
+  });
+
   it('PATCH changes the fields given; DELETE answers 204, then 404', async () => {
     const created = await createEndpoint(t, { url: receiver.url, enabled_events: ['*'] });
     const res = await t.request({ method: 'PATCH', url: `${WEBHOOK_ENDPOINTS}/${created.id}`, payload: { enabled_events: ['product.*'], description: 'Catalogue', disabled: true }, token: t.admin.token });
@@ -139,6 +156,9 @@ describe('bad input is 422 naming the field, and changes nothing', () => {
     ['a fragment', 'https://hooks.example.com/x#part'],
     ['an empty fragment', 'https://hooks.example.com/x#'],
     ['no URL at all', 'hooks.example.com/x'],
+    // A control character the URL parser would percent-encode, but PostgreSQL cannot store: never a 500.
+    ['a NUL', 'https://hooks.example.com/a\u0000b'],
+    ['a line break', 'https://hooks.example.com/a\nb'],
   ];
   for (const [what, url] of cases) {
     it(`a URL with ${what} is 422 naming url`, async () => {
@@ -311,6 +331,15 @@ describe('retries follow WEBHOOK_RETRY_SCHEDULE; 410 disables; a redirect is a f
     await target.close();
   });
 
+  it('a status HTTP does not define (799) is a failed attempt without a status, and the deliveries list still answers', async () => {
+    const endpoint = await oneDelivery();
+    receiver.answer(() => (response) => response.writeHead(799).end());
+    expect(await worker.deliverDue()).toBe(1);
+    const res = await t.request({ method: 'GET', url: `${WEBHOOK_ENDPOINTS}/${endpoint.id}/deliveries`, token: t.admin.token });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json<{ data: unknown[] }>().data[0]).toMatchObject({ state: 'pending', attempts: 1, last_status: null, last_error: expect.stringMatching(/799/) });
+  });
+
   it('a huge answer is read no further than a small bound, and its 2xx stands', async () => {
     const endpoint = await oneDelivery();
     let written = 0;
@@ -357,6 +386,25 @@ describe('rotating the secret: for 24 hours each delivery carries both signature
   });
 });
 
+describe('rotating twice within 24 hours is 409: only two secrets sign at once', () => {
+  it('the second rotation is refused and changes nothing: deliveries still verify with the original secret and the first rotation\'s', async () => {
+    const receiver = await startReceiver();
+    await deleteAllEndpoints();
+    const endpoint = await createEndpoint(t, { url: receiver.url, enabled_events: ['product.created'] });
+    const once = await t.request({ method: 'POST', url: `${WEBHOOK_ENDPOINTS}/${endpoint.id}/rotate-secret`, token: t.admin.token });
+    expect(once.statusCode).toBe(200);
+    const twice = await t.request({ method: 'POST', url: `${WEBHOOK_ENDPOINTS}/${endpoint.id}/rotate-secret`, token: t.admin.token });
+    expect(expectProblem(twice, 409, 'conflict').detail).toMatch(/24 hours/);
+    await newProduct();
+    expect(await worker.deliverDue()).toBe(1);
+    const [request] = receiver.received;
+    if (!request) throw new Error('nothing was delivered');
+    expect(verified(endpoint.secret, request).type).toBe('product.created');
+    expect(verified(once.json<WebhookEndpointBody>().secret, request).type).toBe('product.created');
+    await receiver.close();
+  });
+});
+
 describe('SSRF: in production, loopback and private targets are refused unless WEBHOOK_ALLOWED_HOSTS names them', () => {
   let production: TestApp;
   let receiver: Receiver;
@@ -375,6 +423,10 @@ describe('SSRF: in production, loopback and private targets are refused unless W
     'https://169.254.169.254/latest/meta-data',
     'https://[::1]/hooks',
     'https://[::ffff:192.168.0.1]/hooks',
+    // IPv6 prefixes that carry an IPv4 address a gateway may route to: NAT64, 6to4, IPv4-compatible.
+    'https://[64:ff9b::a00:5]/hooks',
+    'https://[2002:a00:5::1]/hooks',
+    'https://[::a00:5]/hooks',
     'https://localhost/hooks',
     'http://127.0.0.1/hooks',
   ];

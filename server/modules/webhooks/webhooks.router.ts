@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
 import {
+  CreatedWebhookEndpoint,
   WebhookDelivery,
   WebhookDeliveryList,
   WebhookDeliveryListQuery,
@@ -37,6 +38,8 @@ export const webhooksRouter = router({
         location: '/webhook-endpoints/{id}',
         kind: 'item',
         problems: ['conflict'],
+        // The secret is shown once: an Idempotency-Key's stored result never holds it.
+        notReplayed: ['secret', 'previous_secret_expires_at'],
         links: [
           { to: 'webhooks.get', parameters: { id: 'id' }, description: 'Read the endpoint (without its secret).' },
           { to: 'webhooks.listDeliveries', parameters: { id: 'id' }, description: "List the endpoint's deliveries." },
@@ -44,7 +47,7 @@ export const webhooksRouter = router({
       },
     })
     .input(WebhookEndpointInput)
-    .output(WebhookEndpointWithSecret)
+    .output(CreatedWebhookEndpoint)
     .mutation(({ ctx, input }) => webhooks.createEndpoint({ db: ctx.db, settings: ctx.webhooks, input })),
 
   list: manager
@@ -96,9 +99,9 @@ export const webhooksRouter = router({
         path: '/webhook-endpoints/{id}/rotate-secret',
         tags,
         summary: "Rotate a webhook endpoint's secret",
-        description: 'Answers the endpoint with a new `secret`, shown only now. For 24 hours each delivery carries a signature made with the old secret too, so a receiver can move to the new one without losing a delivery.',
+        description: 'Answers the endpoint with a new `secret`, shown only now. For 24 hours each delivery carries a signature made with the old secret too, so a receiver can move to the new one without losing a delivery. Rotating again within those 24 hours is 409 (only two secrets sign at once).',
       },
-      rest: { kind: 'item', problems: ['not-found'] },
+      rest: { kind: 'item', problems: ['not-found', 'conflict'] },
     })
     .input(IdParam)
     .output(WebhookEndpointWithSecret)

@@ -6,10 +6,8 @@ import { Id, listOf, MAX_INT, PageQuery, pageExample, requestExample, responseEx
 /** The most types and prefixes one endpoint names: more than every type there is. */
 export const MAX_ENABLED_EVENTS = 64;
 
-const WebhookUrl = z
-  .string()
-  .max(2048)
-  .meta({
+// `text`: no control characters (a NUL would reach PostgreSQL, which refuses it) or lone surrogates.
+const WebhookUrl = text(1, 2048).meta({
     description:
       'Where events are POSTed: `https`, or `http` to a loopback host outside production; no credentials, no fragment. In production a host that resolves to a loopback, private or link-local address is refused unless `WEBHOOK_ALLOWED_HOSTS` names it (422 naming `url`).',
     example: 'https://hooks.example.com/orders',
@@ -63,6 +61,17 @@ export const WebhookEndpointWithSecret = WebhookEndpoint.extend({
   previous_secret_expires_at: Timestamp.nullable().meta({ description: 'Until when deliveries are signed with the previous secret too (24 hours after a rotation); null when there is none.' }),
 }).meta({ id: 'WebhookEndpointWithSecret' });
 export type WebhookEndpointWithSecret = z.infer<typeof WebhookEndpointWithSecret>;
+
+/**
+ * The 201 of a creation: the endpoint with its secret, shown this once. An `Idempotency-Key`
+ * replay answers the endpoint without it (the key's stored result never holds it).
+ */
+export const CreatedWebhookEndpoint = WebhookEndpoint.extend({
+  secret: Secret.optional().meta({
+    description: 'The signing secret, in the answer to the creation only: never shown again (not by GET, not in an Idempotency-Key replay). Store it now.',
+  }),
+  previous_secret_expires_at: Timestamp.nullable().optional().meta({ description: 'Null at creation (no previous secret); absent in a replay.' }),
+}).meta({ id: 'CreatedWebhookEndpoint' });
 
 export const WebhookEndpointPatch = z.strictObject({
   id: Id,
@@ -140,6 +149,7 @@ requestExample(WebhookEndpointInput, { url: 'https://hooks.example.com/orders', 
 requestExample(WebhookEndpointPatch, { id: 3, enabled_events: ['*'] });
 responseExample(WebhookEndpoint, endpoint);
 responseExample(WebhookEndpointWithSecret, { ...endpoint, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2b6pHs3ZLvo=', previous_secret_expires_at: null });
+responseExample(CreatedWebhookEndpoint, { ...endpoint, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2b6pHs3ZLvo=', previous_secret_expires_at: null });
 responseExample(WebhookEndpointList, pageExample([endpoint]));
 responseExample(WebhookDelivery, delivery);
 responseExample(WebhookDeliveryList, pageExample([delivery]));

@@ -62,8 +62,12 @@ export class WebhookSender {
         clearTimeout(timer);
         resolve(outcome);
       };
+      // Node's parser takes any three digits; a status HTTP does not define (000, 799) is a failed
+      // attempt without a status, so a receiver cannot store what the deliveries list cannot show.
       const byStatus = (code: number): AttemptOutcome =>
-        code >= 200 && code < 300
+        code < 100 || code > 599
+          ? { ok: false, status: null, error: `the receiver answered ${code}, not an HTTP status` }
+          : code >= 200 && code < 300
           ? { ok: true, status: code }
           : { ok: false, status: code, error: code >= 300 && code < 400 ? `the receiver answered ${code}, a redirect, which is not followed` : `the receiver answered ${code}` };
       const request = (secure ? https : http).request(target, {

@@ -166,8 +166,13 @@ export async function deleteEndpoint({ db, id }: { db: Db; id: number }): Promis
   if (deleted.length === 0) throw notFound(id);
 }
 
-/** A new secret; the one it replaces keeps signing for PREVIOUS_SECRET_HOURS, so receivers can switch without losing a delivery. */
+/**
+ * A new secret; the one it replaces keeps signing for PREVIOUS_SECRET_HOURS, so receivers can
+ * switch without losing a delivery. A second rotation within those hours is 409: it would drop
+ * the secret a receiver may still be on (only two sign at once), breaking every delivery to it.
+ */
 export async function rotateSecret({ db, id }: { db: Db; id: number }): Promise<WebhookEndpointWithSecret> {
+  const rotatable = sql`(${webhookEndpoints.previousSecretExpiresAt} is null or ${webhookEndpoints.previousSecretExpiresAt} <= now())`;
   const [row] = await db
     .update(webhookEndpoints)
     .set({
@@ -176,10 +181,15 @@ export async function rotateSecret({ db, id }: { db: Db; id: number }): Promise<
       secret: newSecret(),
       updatedAt: sql`now()`,
     })
-    .where(eq(webhookEndpoints.id, id))
+    .where(and(eq(webhookEndpoints.id, id), rotatable))
     .returning(secretColumns);
-  if (!row) throw notFound(id);
-  return toEndpointWithSecret(row);
+  if (row) return toEndpointWithSecret(row);
+  const [existing] = await db.select({ until: webhookEndpoints.previousSecretExpiresAt }).from(webhookEndpoints).where(eq(webhookEndpoints.id, id));
+  if (!existing) throw notFound(id);
+  throw new DomainError(
+    'conflict',
+    `Webhook endpoint ${id}'s secret was rotated less than ${PREVIOUS_SECRET_HOURS} hours ago; its previous secret signs until ${existing.until ? iso(existing.until) : 'soon'}. Rotate again after that (or delete the endpoint and add a new one).`,
+  );
 }
 
 const deliveryColumns = {
