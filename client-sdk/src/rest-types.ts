@@ -139,7 +139,7 @@ export interface paths {
         };
         /**
          * List orders, newest first (customers: their own)
-         * @description Orders, paged, newest first unless `sort` says otherwise; customers see only their own. Filters, all optional and combined: `status` (a status in any case, an upper-case alias, or `active`: confirmed, paid, shipped, delivered), `customer_id` (admins and service clients), `created_gte` / `created_lt`, and `metadata[key]=value` (one parameter a pair, every pair must hold). `expand` embeds related resources in each order.
+         * @description Orders, paged, newest first unless `sort` says otherwise; customers see only their own. Filters, all optional and combined: `status` (a status in any case, an upper-case alias, or `active`: confirmed, paid, shipped, delivered), `customer_id` (admins and service clients; a customer naming another is 403 `forbidden`), `created_gte` / `created_lt`, and `metadata[key]=value` (one parameter a pair, every pair must hold). `expand` embeds related resources in each order.
          *
          *     **Access:** customers, admins or service clients, with a token granting `orders:read` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
          */
@@ -2104,7 +2104,7 @@ export interface components {
              *     ]
              */
             enabled_events: string[];
-            /** @description A disabled endpoint is sent nothing; its pending deliveries wait until it is enabled again. */
+            /** @description A disabled endpoint is sent nothing, and events recorded meanwhile make no delivery for it; its pending deliveries wait until it is enabled again. */
             disabled: boolean;
             /** @description Why it is disabled: `requested` (a PATCH), or `gone` (the receiver answered 410 Gone); null while enabled. */
             disabled_reason: ("requested" | "gone") | null;
@@ -2160,7 +2160,7 @@ export interface components {
              *     ]
              */
             enabled_events: string[];
-            /** @description A disabled endpoint is sent nothing; its pending deliveries wait until it is enabled again. */
+            /** @description A disabled endpoint is sent nothing, and events recorded meanwhile make no delivery for it; its pending deliveries wait until it is enabled again. */
             disabled: boolean;
             /** @description Why it is disabled: `requested` (a PATCH), or `gone` (the receiver answered 410 Gone); null while enabled. */
             disabled_reason: ("requested" | "gone") | null;
@@ -2197,7 +2197,7 @@ export interface components {
              *     ]
              */
             enabled_events: string[];
-            /** @description A disabled endpoint is sent nothing; its pending deliveries wait until it is enabled again. */
+            /** @description A disabled endpoint is sent nothing, and events recorded meanwhile make no delivery for it; its pending deliveries wait until it is enabled again. */
             disabled: boolean;
             /** @description Why it is disabled: `requested` (a PATCH), or `gone` (the receiver answered 410 Gone); null while enabled. */
             disabled_reason: ("requested" | "gone") | null;
@@ -4815,7 +4815,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope. */
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4827,7 +4827,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
                 };
             };
             /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */

@@ -308,7 +308,7 @@ describe('retries follow WEBHOOK_RETRY_SCHEDULE; 410 disables; a redirect is a f
     await short.stop();
   });
 
-  it('410 Gone fails the delivery and disables the endpoint: later events wait, sent once it is enabled again', async () => {
+  it('410 Gone fails the delivery and disables the endpoint: later events make no delivery for it (docs/webhooks.md)', async () => {
     const endpoint = await oneDelivery();
     receiver.answer(() => 410);
     expect(await worker.deliverDue()).toBe(1);
@@ -318,6 +318,7 @@ describe('retries follow WEBHOOK_RETRY_SCHEDULE; 410 disables; a redirect is a f
     await newProduct();
     expect(await worker.deliverDue()).toBe(0);
     expect(receiver.received).toHaveLength(1);
+    expect(await deliveriesOf(t, endpoint.id)).toHaveLength(1);
   });
 
   it('a redirect is a failed attempt, never followed', async () => {

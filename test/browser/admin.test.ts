@@ -178,11 +178,17 @@ describe.skipIf(!runs)('the admin console in chromium', () => {
     await page.getByRole('link', { name: 'Desk lamp' }).click();
     await page.getByRole('heading', { level: 1, name: 'Desk lamp' }).waitFor(WAIT);
     await expectAccessible(page, 'product');
+    // An integration's metadata on it survives the console's save (a PUT replaces the whole product).
+    const id = Number(new URL(page.url()).pathname.split('/').pop());
+    const stored = await t.request({ method: 'GET', url: `/api/v1/products/${id}` });
+    const tagged = await t.request({ method: 'PUT', url: `/api/v1/products/${id}`, token: t.admin.token, payload: { ...stored.json<Record<string, unknown>>(), id: undefined, metadata: { erp_id: 'ERP-7' } } });
+    expect(tagged.statusCode, tagged.body).toBe(200);
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Desk lamp' }).waitFor(WAIT);
     await page.getByLabel('Price (minor units)').fill('3900');
     await page.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => notice(page), WAIT).toBe('Saved.');
-    const id = Number(new URL(page.url()).pathname.split('/').pop());
-    expect((await t.request({ method: 'GET', url: `/api/v1/products/${id}` })).json<{ price: number }>().price).toBe(3900);
+    expect((await t.request({ method: 'GET', url: `/api/v1/products/${id}` })).json<{ price: number; metadata: unknown }>()).toMatchObject({ price: 3900, metadata: { erp_id: 'ERP-7' } });
 
     await page.getByRole('button', { name: 'Archive' }).click();
     await page.waitForURL(`${origin}/products`, WAIT);
@@ -218,7 +224,7 @@ describe.skipIf(!runs)('the admin console in chromium', () => {
 
     await page.getByRole('button', { name: 'Remove Warehouse sync' }).click();
     await expect.poll(() => notice(page), WAIT).toBe('Removed Warehouse sync.');
-    expect(await page.getByRole('rowheader', { name: 'Warehouse sync' }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('rowheader', { name: 'Warehouse sync' }).count(), WAIT).toBe(0);
     expect(problems).toEqual([]);
   });
 

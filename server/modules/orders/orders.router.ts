@@ -44,8 +44,8 @@ export const ordersRouter = router({
 
   list: reader
     .meta({
-      openapi: { method: 'GET', path: '/orders', tags, summary: 'List orders, newest first (customers: their own)', description: 'Orders, paged, newest first unless `sort` says otherwise; customers see only their own. Filters, all optional and combined: `status` (a status in any case, an upper-case alias, or `active`: confirmed, paid, shipped, delivered), `customer_id` (admins and service clients), `created_gte` / `created_lt`, and `metadata[key]=value` (one parameter a pair, every pair must hold). `expand` embeds related resources in each order.' },
-      rest: { kind: 'list', cache: 'private' },
+      openapi: { method: 'GET', path: '/orders', tags, summary: 'List orders, newest first (customers: their own)', description: 'Orders, paged, newest first unless `sort` says otherwise; customers see only their own. Filters, all optional and combined: `status` (a status in any case, an upper-case alias, or `active`: confirmed, paid, shipped, delivered), `customer_id` (admins and service clients; a customer naming another is 403 `forbidden`), `created_gte` / `created_lt`, and `metadata[key]=value` (one parameter a pair, every pair must hold). `expand` embeds related resources in each order.' },
+      rest: { kind: 'list', cache: 'private', problems: ['forbidden'] },
     })
     .input(OrderListQuery)
     .output(OrderList)

@@ -45,7 +45,7 @@ export const WebhookEndpoint = z
     url: WebhookUrl,
     description: Description.nullable(),
     enabled_events: EnabledEvents,
-    disabled: z.boolean().meta({ description: 'A disabled endpoint is sent nothing; its pending deliveries wait until it is enabled again.' }),
+    disabled: z.boolean().meta({ description: 'A disabled endpoint is sent nothing, and events recorded meanwhile make no delivery for it; its pending deliveries wait until it is enabled again.' }),
     disabled_reason: z
       .enum(['requested', 'gone'])
       .nullable()

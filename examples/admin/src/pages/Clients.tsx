@@ -29,8 +29,9 @@ export function Clients() {
     if (!confirm(`Remove ${c.name}? Its tokens stop working.`)) return;
     try {
       await client.clients.delete.mutate({ client_id: c.client_id });
-      setNotice(`Removed ${c.name}.`);
+      // The list first, then the word: when it says removed, the row is gone.
       await load();
+      setNotice(`Removed ${c.name}.`);
     } catch (e) {
       setError(e);
     }
@@ -95,8 +96,8 @@ export function Clients() {
           onCreate={async (input) => {
             const created = await client.clients.create.mutate(input);
             setSecret(created.client_secret === undefined ? undefined : { id: created.client_id, secret: created.client_secret });
-            setNotice(`Registered ${created.name} as ${created.client_id}.`);
             await load();
+            setNotice(`Registered ${created.name} as ${created.client_id}.`);
           }}
         />
       </section>

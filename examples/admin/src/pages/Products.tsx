@@ -82,8 +82,8 @@ export function Products() {
           submitLabel="Add product"
           onSubmit={async (input) => {
             const created = await client.products.create.mutate(input);
-            setNotice(`Added ${created.name}.`);
             await first();
+            setNotice(`Added ${created.name}.`);
           }}
         />
       </section>
@@ -134,7 +134,8 @@ export function ProductPage({ id }: { id: number }) {
         initial={product}
         submitLabel="Save"
         onSubmit={async (input) => {
-          setProduct(await client.products.replace.mutate({ id, ...input }));
+          // A PUT replaces the whole product: send its metadata back, or an integration's keys would go.
+          setProduct(await client.products.replace.mutate({ id, ...input, metadata: product.metadata }));
           setNotice('Saved.');
         }}
       />
