@@ -35,13 +35,14 @@ function newestUpdate(output: unknown): string | undefined {
 /**
  * Sets `ETag` (and `Last-Modified` on a single resource) for the representation sent, `body` its
  * JSON text: the tag of those bytes, the one a service checks `If-Match` against
- * (server/lib/preconditions.ts, through the same output schema). `embeds`: the representation
- * holds other resources (`expand`), so it was last modified when its newest part was.
+ * (server/lib/preconditions.ts, through the same output schema). A representation that holds
+ * other resources (an order's `expand`) was last modified when its newest part was; one that holds
+ * none is dated by its own `updated_at`.
  */
-export function sendValidators(reply: FastifyReply, output: unknown, body: string, kind: RestMeta['kind'], embeds = false): Validators {
+export function sendValidators(reply: FastifyReply, output: unknown, body: string, kind: RestMeta['kind']): Validators {
   const etag = bytesTag(body);
   reply.header('etag', etag);
-  const modified = kind !== 'item' ? undefined : embeds ? newestUpdate(output) : updatedAt(output);
+  const modified = kind === 'item' ? newestUpdate(output) : undefined;
   const lastModified = modified === undefined ? undefined : new Date(modified);
   if (lastModified) reply.header('last-modified', lastModified.toUTCString());
   return { etag, lastModified };

@@ -226,10 +226,7 @@ export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOpt
 
       // The body in the output schema's field order; the ETag is the tag of these bytes.
       const body = JSON.stringify(output);
-      // A single resource read with query parameters (`expand`) may embed others, which its own
-      // `updated_at` does not date: its Last-Modified is then that of its newest part.
-      const embeds = route.rest.kind === 'item' && route.queryParams.size > 0 && Object.keys(request.query as object).length > 0;
-      const validators = sendValidators(reply, output, body, route.rest.kind, embeds);
+      const validators = sendValidators(reply, output, body, route.rest.kind);
       if (route.rest.kind === 'list' && isPlainObject(output)) {
         const link = linkHeader(request, output as unknown as ListOutput);
         if (link) reply.header('link', link);

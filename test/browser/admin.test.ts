@@ -9,48 +9,29 @@
  * customer who signs in gets no admin rights. axe-core finds no serious or critical violation on
  * any page.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_CONSOLE, buildExample, installExample, packClient, registerExampleClient, seedProducts, typecheckExample } from '../../scripts/examples.ts';
-import { createTestApp, TEST_PASSWORD, type TestApp, type TestUser } from '../helpers/app.ts';
-import { browserTestsRun as runs, expectAccessible, launchChromium, serveStatic, WAIT, watch } from '../helpers/browser.ts';
+import { ADMIN_CONSOLE } from '../../scripts/examples.ts';
+import { TEST_PASSWORD, type TestApp, type TestUser } from '../helpers/app.ts';
+import { browserTestsRun as runs, expectAccessible, openExample, WAIT, watch, type ExampleUnderTest } from '../helpers/browser.ts';
 
-let work: string;
-let consoleApp: { origin: string; close: () => void };
+let example: ExampleUnderTest;
 let origin: string;
 let t: TestApp;
 let base: string;
 let browser: Browser;
-let typecheck: Promise<string>;
 let products: { id: number; name: string }[];
 
 beforeAll(async () => {
   if (!runs) return;
-  work = mkdtempSync(join(tmpdir(), 'admin-console-'));
-  const dist = join(work, 'dist');
-  consoleApp = await serveStatic(dist);
-  origin = consoleApp.origin;
-  [t] = await Promise.all([createTestApp({ corsOrigins: [origin] }), packClient(work, { isolated: true }).then((tarball) => installExample(ADMIN_CONSOLE, tarball))]);
-  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const admin = { serviceUrl: base, token: t.admin.token };
-  const clientId = await registerExampleClient(ADMIN_CONSOLE, admin, `${origin}/callback`);
-  await seedProducts(admin);
+  example = await openExample(ADMIN_CONSOLE);
+  ({ t, base, browser, origin } = example);
   const listed = await t.request({ method: 'GET', url: '/api/v1/products?limit=100' });
   products = listed.json<{ data: { id: number; name: string }[] }>().data;
-  typecheck = typecheckExample(ADMIN_CONSOLE);
-  await buildExample(ADMIN_CONSOLE, dist, { serviceUrl: base, clientId });
-  browser = await launchChromium();
 }, 300_000);
 
 afterAll(async () => {
-  await typecheck?.catch(() => undefined);
-  await browser?.close();
-  await t?.close();
-  consoleApp?.close();
-  if (work) rmSync(work, { recursive: true, force: true });
+  await example?.close();
 });
 
 /** A customer's order of two products, confirmed and paid through the API. */
@@ -244,6 +225,6 @@ describe.skipIf(!runs)('the admin console in chromium', () => {
   });
 
   it('compiles under strict TypeScript (exactOptionalPropertyTypes) against the packed package alone', { timeout: 180_000 }, async () => {
-    expect(await typecheck).toBe('');
+    expect(await example.typecheck).toBe('');
   });
 });

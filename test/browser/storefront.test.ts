@@ -10,48 +10,26 @@
  *
  * Runs in the pglite project only: the app, not the database, is under test.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildExample, installExample, packClient, registerExampleClient, SAMPLE_PRODUCTS, seedProducts, STOREFRONT, typecheckExample } from '../../scripts/examples.ts';
-import { createTestApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
-import { browserTestsRun as runs, expectAccessible, launchChromium, serveStatic, WAIT, watch } from '../helpers/browser.ts';
+import { SAMPLE_PRODUCTS, STOREFRONT } from '../../scripts/examples.ts';
+import { TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { browserTestsRun as runs, expectAccessible, openExample, WAIT, watch, type ExampleUnderTest } from '../helpers/browser.ts';
 
-let work: string;
-let shop: { origin: string; close: () => void };
+let example: ExampleUnderTest;
 let shopOrigin: string;
 let t: TestApp;
 let base: string;
 let browser: Browser;
-let typecheck: Promise<string>;
 
 beforeAll(async () => {
   if (!runs) return;
-  work = mkdtempSync(join(tmpdir(), 'storefront-'));
-  const dist = join(work, 'dist');
-  shop = await serveStatic(dist);
-  shopOrigin = shop.origin;
-
-  // The service's database and the app's packages get ready side by side: both take seconds.
-  [t] = await Promise.all([createTestApp({ corsOrigins: [shopOrigin] }), packClient(work, { isolated: true }).then((tarball) => installExample(STOREFRONT, tarball))]);
-  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const admin = { serviceUrl: base, token: t.admin.token };
-  const clientId = await registerExampleClient(STOREFRONT, admin, `${shopOrigin}/callback`);
-  await seedProducts(admin);
-  // tsc takes a while: it runs beside the browser, and its test reads the result at the end.
-  typecheck = typecheckExample(STOREFRONT);
-  await buildExample(STOREFRONT, dist, { serviceUrl: base, clientId });
-  browser = await launchChromium();
+  example = await openExample(STOREFRONT);
+  ({ t, base, browser, origin: shopOrigin } = example);
 }, 300_000);
 
 afterAll(async () => {
-  await typecheck?.catch(() => undefined);
-  await browser?.close();
-  await t?.close();
-  shop?.close();
-  if (work) rmSync(work, { recursive: true, force: true });
+  await example?.close();
 });
 
 const statusOf = (page: Page) => page.locator('[data-status]').getAttribute('data-status');
@@ -200,6 +178,6 @@ describe.skipIf(!runs)('the storefront in chromium', () => {
   });
 
   it('compiles under strict TypeScript (exactOptionalPropertyTypes) against the packed package alone', { timeout: 180_000 }, async () => {
-    expect(await typecheck).toBe('');
+    expect(await example.typecheck).toBe('');
   });
 });

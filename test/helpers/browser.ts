@@ -3,14 +3,17 @@
  * playwright-core, a built app served as static files on an origin of its own, axe-core's check,
  * and a watch on the page's own errors.
  */
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
 import type { AxeResults } from 'axe-core';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { buildExample, installExample, packClient, registerExampleClient, seedProducts, typecheckExample, type Example } from '../../scripts/examples.ts';
+import { createTestApp, type TestApp } from './app.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -74,4 +77,52 @@ export function watch(page: Page): string[] {
     if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
   });
   return problems;
+}
+
+/** A front-end example built and served against a test service, with chromium to drive it. */
+export interface ExampleUnderTest {
+  t: TestApp;
+  /** The service's base URL. */
+  base: string;
+  /** The served app's origin. */
+  origin: string;
+  browser: Browser;
+  /** The example's strict type check against the packed package ('' when clean), run beside the browser. */
+  typecheck: Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds `example` the way its `npm run example:*` command does (scripts/examples.ts): the packed
+ * client installed from its tarball, its OAuth client registered through the admin API, sample
+ * products added, `vite build` served on an origin of its own; then launches chromium.
+ */
+export async function openExample(example: Example): Promise<ExampleUnderTest> {
+  const work = mkdtempSync(join(tmpdir(), 'example-'));
+  const dist = join(work, 'dist');
+  const served = await serveStatic(dist);
+  // The service's database and the app's packages get ready side by side: both take seconds.
+  const [t] = await Promise.all([createTestApp({ corsOrigins: [served.origin] }), packClient(work, { isolated: true }).then((tarball) => installExample(example, tarball))]);
+  const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const admin = { serviceUrl: base, token: t.admin.token };
+  const clientId = await registerExampleClient(example, admin, `${served.origin}/callback`);
+  await seedProducts(admin);
+  // tsc takes a while: it runs beside the browser, and a test reads the result at the end.
+  const typecheck = typecheckExample(example);
+  await buildExample(example, dist, { serviceUrl: base, clientId });
+  const browser = await launchChromium();
+  return {
+    t,
+    base,
+    origin: served.origin,
+    browser,
+    typecheck,
+    close: async () => {
+      await typecheck.catch(() => undefined);
+      await browser.close();
+      await t.close();
+      served.close();
+      rmSync(work, { recursive: true, force: true });
+    },
+  };
 }
