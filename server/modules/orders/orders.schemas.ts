@@ -280,6 +280,9 @@ export const OrderListQuery = z
       }),
     customer_id: Id.optional().meta({
       description: "Only this customer's orders (admins and service clients). A customer may name only themself: another customer's id is 403.",
+      // No example: the docs page would fill it in, and a customer trying the list there would
+      // name someone else and get 403.
+      example: undefined,
     }),
     created_gte: Instant.optional().meta({ description: 'Only orders created at or after this instant (RFC 3339).', example: '2026-01-01T00:00:00Z' }),
     created_lt: Instant.optional().meta({ description: 'Only orders created before this instant (RFC 3339).', example: '2026-02-01T00:00:00Z' }),
