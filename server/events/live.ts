@@ -36,6 +36,13 @@ export interface LiveEvent {
 /** What the hub listens through: `Database.listen` (server/db/client.ts). */
 export type Listen = (channel: string, onNotify: (payload: string) => void, onListen: () => void) => Promise<() => Promise<void>>;
 
+/** One owner asked for more streams than it may hold at once. */
+export class TooManyStreams extends Error {
+  constructor(readonly limit: number) {
+    super(`at most ${limit} live streams at once`);
+  }
+}
+
 /** Why a subscriber's stream was ended by the hub rather than by its client. */
 export type EndReason = 'behind' | 'relisten' | 'closing';
 
@@ -64,6 +71,7 @@ export interface Subscriber {
 
 interface Entry {
   accepts: (event: LiveEvent) => boolean;
+  owner: string | undefined;
   queue: LiveEvent[];
   ended: EndReason | undefined;
   wake: (() => void) | undefined;
@@ -72,6 +80,10 @@ interface Entry {
 export interface LiveEventsOptions {
   /** Events waiting for one slow subscriber; beyond, it is ended (default 1000). */
   maxQueue?: number;
+  /** Streams one owner (a person or a client) may hold open on this process (default 16). */
+  maxPerOwner?: number;
+  /** Events one stream reads from the table when it resumes, at most; then it ends, and its client resumes again from the last (default 5000). */
+  resumeLimit?: number;
   /** Told of a failure to read notified events (they are then lost to live subscribers: ended). */
   onError?: (error: unknown) => void;
 }
@@ -80,6 +92,9 @@ export class LiveEvents {
   readonly #db: Db;
   readonly #listen: Listen;
   readonly #maxQueue: number;
+  readonly #maxPerOwner: number;
+  readonly #owners = new Map<string, number>();
+  readonly resumeLimit: number;
   readonly #onError: (error: unknown) => void;
   readonly #subscribers = new Set<Entry>();
   #pending: string[] = [];
@@ -94,6 +109,8 @@ export class LiveEvents {
     this.#db = db;
     this.#listen = listen;
     this.#maxQueue = options.maxQueue ?? 1000;
+    this.#maxPerOwner = options.maxPerOwner ?? 16;
+    this.resumeLimit = options.resumeLimit ?? 5000;
     this.#onError = options.onError ?? (() => {});
   }
 
@@ -115,11 +132,20 @@ export class LiveEvents {
 
   /**
    * Starts collecting the events `accepts` takes, from now on. Await `ready()` first: only
-   * events committed after the LISTEN is in place are heard.
+   * events committed after the LISTEN is in place are heard. `owner` names who holds the stream;
+   * one owner holds at most `maxPerOwner` at once (a held stream costs memory and, on resume, a
+   * read): beyond, this throws `TooManyStreams` and nothing is held.
    */
-  subscribe(accepts: (event: LiveEvent) => boolean): Subscriber {
-    const entry: Entry = { accepts, queue: [], ended: this.#stopping ? 'closing' : undefined, wake: undefined };
-    if (entry.ended === undefined) this.#subscribers.add(entry);
+  subscribe(accepts: (event: LiveEvent) => boolean, owner?: string): Subscriber {
+    const entry: Entry = { accepts, owner, queue: [], ended: this.#stopping ? 'closing' : undefined, wake: undefined };
+    if (entry.ended === undefined) {
+      if (owner !== undefined) {
+        const held = this.#owners.get(owner) ?? 0;
+        if (held >= this.#maxPerOwner) throw new TooManyStreams(this.#maxPerOwner);
+        this.#owners.set(owner, held + 1);
+      }
+      this.#subscribers.add(entry);
+    }
     return {
       next: async () => {
         for (;;) {
@@ -164,7 +190,11 @@ export class LiveEvents {
 
   #end(entry: Entry, reason: EndReason): void {
     entry.ended ??= reason;
-    this.#subscribers.delete(entry);
+    if (this.#subscribers.delete(entry) && entry.owner !== undefined) {
+      const held = (this.#owners.get(entry.owner) ?? 1) - 1;
+      if (held > 0) this.#owners.set(entry.owner, held);
+      else this.#owners.delete(entry.owner);
+    }
     entry.wake?.();
     entry.wake = undefined;
   }

@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isTrackedEnvelope } from '@trpc/server';
 import type { Db } from '../../server/db/client.ts';
-import { LiveEvents, type Listen } from '../../server/events/live.ts';
+import { sql } from 'drizzle-orm';
+import { LiveEvents, type Listen, type LiveEventsOptions } from '../../server/events/live.ts';
 import { createCaller } from '../../server/router.ts';
 import { createContextInner } from '../../server/trpc/context.ts';
 import { createTestHarness, testCallerIdentity, type TestCaller, type TestHarness, type TestIdentity } from '../../server/testing.ts';
@@ -36,7 +37,7 @@ afterAll(async () => {
 });
 
 /** A hub whose notifications the test delivers itself (`hear(id)`), and `relisten()` as after a lost connection. */
-function handFedHub(db: Db, maxQueue?: number): { live: LiveEvents; hear: (id: string) => void; relisten: () => void } {
+function handFedHub(db: Db, options: LiveEventsOptions = {}): { live: LiveEvents; hear: (id: string) => void; relisten: () => void } {
   let onNotify: (id: string) => void = () => {};
   let onListen: () => void = () => {};
   const listen: Listen = async (_channel, notify, listened) => {
@@ -45,13 +46,13 @@ function handFedHub(db: Db, maxQueue?: number): { live: LiveEvents; hear: (id: s
     listened();
     return async () => {};
   };
-  const live = new LiveEvents(db, listen, maxQueue === undefined ? {} : { maxQueue });
+  const live = new LiveEvents(db, listen, options);
   return { live, hear: (id) => onNotify(id), relisten: () => onListen() };
 }
 
 /** `orders.onChange` as `identity`, on `live`: its iterator of events. */
-async function changes(live: LiveEvents, identity: TestIdentity, input: { order_id?: number; lastEventId?: string }): Promise<AsyncIterator<unknown>> {
-  const caller = createCaller(createContextInner({ db: harness.db, caller: testCallerIdentity(identity), live }));
+async function changes(live: LiveEvents, identity: TestIdentity, input: { order_id?: number; lastEventId?: string }, signal?: AbortSignal): Promise<AsyncIterator<unknown>> {
+  const caller = createCaller(createContextInner({ db: harness.db, caller: testCallerIdentity(identity), live }), signal === undefined ? {} : { signal });
   const iterable = await caller.orders.onChange(input);
   return iterable[Symbol.asyncIterator]();
 }
@@ -116,9 +117,64 @@ describe('resuming: the table, then the live events, each once', () => {
   });
 });
 
+describe('what one caller may hold: docs/api.md#live-updates', () => {
+  it('a resume with more to read than one stream takes sends that much, ends with the retryable 503, and the next resume goes on from there', async () => {
+    const { live } = handFedHub(harness.db, { resumeLimit: 2 });
+    const orderId = await confirmedOrder();
+    await alice.payments.create({ order_id: orderId, amount: 500, method: 'card' });
+    const [created, ...missed] = await timeline(orderId);
+    if (!created) throw new Error('no timeline');
+    expect(missed.length).toBeGreaterThan(2);
+
+    const first = await changes(live, { role: 'customer', userId: aliceId }, { order_id: orderId, lastEventId: created.id });
+    const got = [await next(first), await next(first)];
+    expect(got).toEqual(missed.slice(0, 2));
+    await expect(first.next()).rejects.toMatchObject({ cause: { slug: 'service-unavailable' } });
+    expect(live.subscribers).toBe(0);
+
+    const again = await changes(live, { role: 'customer', userId: aliceId }, { order_id: orderId, lastEventId: got[1]?.id ?? '' });
+    expect(await next(again)).toEqual(missed[2]);
+    await again.return?.();
+  });
+
+  it('a lastEventId more than an hour old is 410 gone: the client reads the order again and subscribes anew', async () => {
+    const { live } = handFedHub(harness.db);
+    const [created] = await timeline(await confirmedOrder());
+    if (!created) throw new Error('no timeline');
+    await harness.db.execute(sql`update events set created_at = now() - interval '61 minutes' where id = ${created.id}`);
+    const iterator = await changes(live, { role: 'customer', userId: aliceId }, { lastEventId: created.id });
+    await expect(iterator.next()).rejects.toMatchObject({ cause: { slug: 'gone' } });
+    expect(live.subscribers).toBe(0);
+  });
+
+  it('one caller holds at most maxPerOwner streams on a process (429 rate-limited beyond); others are not counted against it, and a closed one frees its place', async () => {
+    const { live } = handFedHub(harness.db, { maxPerOwner: 2 });
+    // The first stream's client goes away (as an HTTP client's does: the request's signal aborts).
+    const firstClient = new AbortController();
+    const alices = [await changes(live, { role: 'customer', userId: aliceId }, {}, firstClient.signal), await changes(live, { role: 'customer', userId: aliceId }, {})];
+    const waiting = alices.map((iterator) => iterator.next());
+    await eventually(() => expect(live.subscribers).toBe(2));
+
+    const third = await changes(live, { role: 'customer', userId: aliceId }, {});
+    await expect(third.next()).rejects.toMatchObject({ code: 'TOO_MANY_REQUESTS', cause: { slug: 'rate-limited' } });
+    const warehouse = await changes(live, { role: 'service', name: 'warehouse', scopes: ['orders:read'] }, {});
+    const warehouseWaiting = warehouse.next();
+    await eventually(() => expect(live.subscribers).toBe(3));
+
+    firstClient.abort();
+    await eventually(() => expect(live.subscribers).toBe(2));
+    const fourth = await changes(live, { role: 'customer', userId: aliceId }, {});
+    const fourthWaiting = fourth.next();
+    await eventually(() => expect(live.subscribers).toBe(3));
+    live.endAll('closing');
+    await Promise.allSettled([...waiting, warehouseWaiting, fourthWaiting]);
+    expect(live.subscribers).toBe(0);
+  });
+});
+
 describe('a stream the hub ends: a retryable 503, the client resumes from the table', () => {
   it('a subscriber that falls behind (its queue full) gets what was queued, in order, then the 503', async () => {
-    const { live, hear } = handFedHub(harness.db, 2);
+    const { live, hear } = handFedHub(harness.db, { maxQueue: 2 });
     const iterator = await changes(live, { role: 'admin' }, {});
     const first = iterator.next();
     await eventually(() => expect(live.subscribers).toBe(1));

@@ -16,7 +16,7 @@ import type { Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
 import { events, orders } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
-import { liveEventColumns, liveEventsFrom, type LiveEvent, type LiveEvents } from '../../events/live.ts';
+import { liveEventColumns, liveEventsFrom, TooManyStreams, type LiveEvent, type LiveEvents, type Subscriber } from '../../events/live.ts';
 import { domainTrpcError, procedureFor } from '../../trpc/trpc.ts';
 import { Id } from '../common.schemas.ts';
 import type { Event } from './events.schemas.ts';
@@ -40,6 +40,12 @@ export type OrderChangesInput = z.infer<typeof OrderChangesInput>;
  */
 const RESUME_LOOKBACK = '15 minutes';
 const RESUME_BATCH = 500;
+/**
+ * How old the last seen event may be for a resume: resuming mends a dropped connection. A client
+ * away for longer reads the order again (or the events API) and subscribes anew; the read of the
+ * table a resume costs stays bounded, whoever asks for it.
+ */
+const RESUME_MAX_AGE_MS = 60 * 60 * 1000;
 
 interface Scope {
   orderId: number | undefined;
@@ -56,6 +62,9 @@ async function* missedSince(db: Db, lastEventId: string, scope: Scope): AsyncGen
   const [last] = await db.select({ seq: events.seq, createdAt: events.createdAt }).from(events).where(eq(events.id, lastEventId));
   if (!last) {
     throw new DomainError('gone', `Event ${lastEventId} is no longer kept: subscribe without lastEventId, and read what was missed from GET /api/v1/events.`);
+  }
+  if (Date.now() - last.createdAt.getTime() > RESUME_MAX_AGE_MS) {
+    throw new DomainError('gone', `Event ${lastEventId} is more than an hour old, too old to resume after: read the order again (or its events, GET /api/v1/orders/{id}/events) and subscribe without lastEventId.`);
   }
   const since = sql`${last.createdAt.toISOString()}::timestamptz - ${RESUME_LOOKBACK}::interval`;
   let after = last.seq;
@@ -95,15 +104,24 @@ export async function* orderChanges({ db, live, caller, input, signal }: { db: D
   }
   const scope: Scope = { orderId: input.order_id, customerId: ownCustomerId(caller) };
   await live.ready();
-  const subscriber = live.subscribe(accepts(scope));
+  let subscriber: Subscriber;
+  try {
+    subscriber = live.subscribe(accepts(scope), caller.role === 'service' ? `client:${caller.clientId}` : `user:${caller.userId}`);
+  } catch (error) {
+    if (!(error instanceof TooManyStreams)) throw error;
+    throw new DomainError('rate-limited', `At most ${error.limit} live streams may be open at once for one caller: close one first.`);
+  }
   const stop = () => subscriber.close();
   signal?.addEventListener('abort', stop, { once: true });
   try {
+    // The ids sent from the table, in case they are heard live too: at most `resumeLimit`.
     const sent = new Set<string>();
     if (input.lastEventId !== undefined) {
       for await (const event of missedSince(db, input.lastEventId, scope)) {
         sent.add(event.id);
         yield toEvent(event);
+        // A long way behind: the client resumes again from this one, on a fresh stream.
+        if (sent.size >= live.resumeLimit) throw ended('it has more to resume');
       }
     }
     for (;;) {
