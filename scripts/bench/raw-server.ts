@@ -207,6 +207,7 @@ interface ProductRow {
   price: number;
   currency: string;
   stock: number;
+  metadata: Record<string, string>;
   archived_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -221,6 +222,7 @@ const toProduct = (r: ProductRow) => ({
   price: r.price,
   currency: r.currency,
   stock: r.stock,
+  metadata: r.metadata,
   created_at: r.created_at.toISOString(),
   updated_at: r.updated_at.toISOString(),
 });
@@ -234,6 +236,7 @@ interface OrderRow {
   status: string;
   discount_code: string | null;
   currency: string;
+  metadata: Record<string, string>;
   created_at: Date;
   updated_at: Date;
 }
@@ -274,6 +277,7 @@ function toOrder(row: OrderRow, items: ItemRow[]) {
     discount_code: row.discount_code,
     currency: row.currency,
     total: lines.reduce((sum, line) => sum + line.line_total, 0),
+    metadata: row.metadata,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     _links: orderLinks(row.id, row.status),
@@ -332,7 +336,7 @@ app.get('/api/health', async (_request, reply) => {
 app.get<{ Params: { id: string } }>(`${API}/products/:id`, async (request, reply) => {
   const id = intParam(request.params.id, 0, 1, 2_147_483_647);
   const [row] = await sql<ProductRow[]>`
-    select id, sku, name, description, category, price, currency, stock, archived_at, created_at, updated_at
+    select id, sku, name, description, category, price, currency, stock, metadata, archived_at, created_at, updated_at
     from products where products.id = ${id}`;
   if (!row) throw new Problem(404, 'not found');
   if (row.archived_at) throw new Problem(410, 'gone');
@@ -346,7 +350,7 @@ app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/products`, 
   const limit = intParam(request.query.limit, 20, 1, 100);
   // listProducts: live products, the category filter, a total order by id, one extra row for has_more.
   const rows = await sql<ProductRow[]>`
-    select id, sku, name, description, category, price, currency, stock, archived_at, created_at, updated_at
+    select id, sku, name, description, category, price, currency, stock, metadata, archived_at, created_at, updated_at
     from products
     where (products.archived_at is null ${category === undefined ? sql`` : sql`and products.category = ${category}`})
     order by products.id asc limit ${limit + 1} offset ${(page - 1) * limit}`;
@@ -362,7 +366,7 @@ app.get<{ Params: { id: string } }>(`${API}/orders/:id`, async (request, reply) 
   const id = intParam(request.params.id, 0, 1, 2_147_483_647);
   // getOrder -> loadOrder: the order, then its lines in position order; visibility after.
   const [row] = await sql<OrderRow[]>`
-    select id, customer_id, address, status, discount_code, currency, created_at, updated_at from orders where orders.id = ${id}`;
+    select id, customer_id, address, status, discount_code, currency, metadata, created_at, updated_at from orders where orders.id = ${id}`;
   if (!row) throw new Problem(404, 'not found');
   const items = await sql<ItemRow[]>`
     select id, order_id, position, product_id, quantity, unit_price from order_items
@@ -379,7 +383,7 @@ app.get<{ Querystring: Record<string, string | undefined> }>(`${API}/orders`, as
   const own = caller.role === 'customer' ? caller.userId : undefined;
   // listOrders: newest first, the page's orders, then all their lines in one query.
   const rows = await sql<OrderRow[]>`
-    select id, customer_id, address, status, discount_code, currency, created_at, updated_at from orders
+    select id, customer_id, address, status, discount_code, currency, metadata, created_at, updated_at from orders
     ${own === undefined ? sql`` : sql`where orders.customer_id = ${own}`}
     order by orders.created_at desc, orders.id desc limit ${limit + 1} offset ${(page - 1) * limit}`;
   const ids = rows.slice(0, limit).map((r) => r.id);
@@ -415,10 +419,11 @@ app.post<{ Body: unknown }>(`${API}/orders`, async (request, reply) => {
       if (!product || product.archived_at || product.currency !== currency) throw new Problem(422, 'bad item');
       return { product_id: s.product_id, quantity: s.quantity, unit_price: product.price, position };
     });
+    const total = priced.reduce((sum, p) => sum + p.unit_price * p.quantity, 0);
     const [row] = await tx<OrderRow[]>`
-      insert into orders (customer_id, address, status, discount_code, currency)
-      values (${customerId}, ${address}, 'draft', ${null}, ${currency})
-      returning id, customer_id, address, status, discount_code, currency, created_at, updated_at`;
+      insert into orders (customer_id, address, status, discount_code, currency, total)
+      values (${customerId}, ${address}, 'draft', ${null}, ${currency}, ${total})
+      returning id, customer_id, address, status, discount_code, currency, metadata, created_at, updated_at`;
     if (!row) throw new Error('insert returned no row');
     await tx`delete from order_items where order_items.order_id = ${row.id}`;
     // One multi-row insert, as drizzle's `.values([...])`.
@@ -441,7 +446,10 @@ interface PaymentRow {
   currency: string;
   method: string;
   status: string;
+  amount_refunded: string | number;
+  metadata: Record<string, string>;
   created_at: Date;
+  updated_at: Date;
 }
 
 app.post<{ Body: unknown }>(`${API}/payments`, async (request, reply) => {
@@ -471,7 +479,7 @@ app.post<{ Body: unknown }>(`${API}/payments`, async (request, reply) => {
     await tx`set local statement_timeout to default`;
     const result = await tx.savepoint(async (sp) => {
       const [order] = await sp<OrderRow[]>`
-        select id, customer_id, address, status, discount_code, currency, created_at, updated_at
+        select id, customer_id, address, status, discount_code, currency, metadata, created_at, updated_at
         from orders where orders.id = ${orderId} for update`;
       if (!order) throw new Problem(404, 'not found');
       const items = await sp<ItemRow[]>`
@@ -484,22 +492,25 @@ app.post<{ Body: unknown }>(`${API}/payments`, async (request, reply) => {
       const [row] = await sp<PaymentRow[]>`
         insert into payments (order_id, amount, currency, method, status)
         values (${order.id}, ${amount}, ${order.currency}, ${method}, 'captured')
-        returning id, order_id, amount, currency, method, status, created_at`;
+        returning id, order_id, amount, amount_refunded, currency, method, status, metadata, created_at, updated_at`;
       if (!row) throw new Error('payment insert returned no row');
       // transition -> saveOrder: every writable field and updated_at, the stored row back.
       await sp`
         update orders set customer_id = ${order.customer_id}, address = ${order.address}, status = 'paid',
-          discount_code = ${order.discount_code}, currency = ${order.currency}, updated_at = ${new Date()}
+          discount_code = ${order.discount_code}, currency = ${order.currency}, total = ${total}, updated_at = ${new Date()}
         where orders.id = ${order.id}
-        returning id, customer_id, address, status, discount_code, currency, created_at, updated_at`;
+        returning id, customer_id, address, status, discount_code, currency, metadata, created_at, updated_at`;
       return {
         id: row.id,
         order_id: row.order_id,
         amount: Number(row.amount),
+        amount_refunded: Number(row.amount_refunded),
         currency: row.currency,
         method: row.method,
         status: row.status,
+        metadata: row.metadata,
         created_at: row.created_at.toISOString(),
+        updated_at: row.updated_at.toISOString(),
       };
     });
     await tx`
@@ -508,7 +519,7 @@ app.post<{ Body: unknown }>(`${API}/payments`, async (request, reply) => {
     return result;
   });
   reply.header('location', `${API}/payments/${payment.id}`);
-  return send(reply, 201, CACHE.noStore, payment, payment.created_at);
+  return send(reply, 201, CACHE.noStore, payment, payment.updated_at);
 });
 
 await app.listen({ host: '127.0.0.1', port });
