@@ -12,13 +12,13 @@
  *
  * Options (environment): BENCH_SECONDS (3), BENCH_ROUNDS (6), BENCH_CONNECTIONS (16),
  * BENCH_CASES (comma list of case names, default all), BENCH_BACKENDS (postgres,pglite),
- * BENCH_PROFILE (a directory: both servers run with `--cpu-prof` and write their profiles in
- * its `service` and `raw` folders on exit, one file per thread; `scripts/bench/profile-summary.ts <file>` summarizes the main
- * thread's, the largest), BENCH_SERVICE_FLAGS (extra Node/V8 flags for the service process),
+ * BENCH_PROFILE (a directory: each measured round of each server is profiled alone, through its
+ * inspector, into `<backend>-<case>-r<round>-<server>.cpuprofile`; `scripts/bench/profile-summary.ts
+ * <file>` summarizes one), BENCH_SERVICE_FLAGS (extra Node/V8 flags for the service process),
  * BENCH_METRICS (1: the service records metrics, served to a METRICS_TOKEN; the cost of recording).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -71,8 +71,11 @@ const listOrders = ((): number | undefined => {
   return value;
 })();
 const profileDir = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined;
-/** Node's flags for a server: `--cpu-prof` into BENCH_PROFILE/<server> when profiling. */
-const profileArgs = (server: 'service' | 'raw'): string[] => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, server)}`] : []);
+/**
+ * Node's flags for a server when profiling: an inspector on a free port, through which each
+ * measured round is profiled alone (cpu-profiler.ts; BENCH_PROFILE/<case>-r<round>-<server>.cpuprofile).
+ */
+const profileArgs = (): string[] => (profileDir ? ['--inspect=127.0.0.1:0'] : []);
 /** BENCH_SERVICE_FLAGS: extra Node/V8 flags for the service process (experiments: GC settings). */
 const serviceFlags = (process.env.BENCH_SERVICE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 /** A short warm-up per case and server (JIT, connection pools, plan caches), not reported. */
@@ -521,6 +524,33 @@ interface Target {
   base: string;
   /** The server's process, for its CPU time per request. */
   pid: number | undefined;
+  /** Its inspector's address, when profiling (BENCH_PROFILE). */
+  inspector?: string | undefined;
+}
+
+/** The inspector address a server started with `--inspect` printed. */
+function inspectorUrl(child: Child): string | undefined {
+  return /Debugger listening on (ws:\/\/\S+)/.exec(child.output.join(''))?.[1];
+}
+
+/** Profiles `target` until the returned function is called, which writes the profile (cpu-profiler.ts). */
+async function profileWhile(target: Target, file: string): Promise<() => Promise<void>> {
+  if (profileDir === undefined || target.inspector === undefined) return async () => {};
+  mkdirSync(profileDir, { recursive: true });
+  const profiler = spawn(process.execPath, ['--experimental-websocket', '--no-warnings', '--import', 'tsx', join(root, 'scripts/bench/cpu-profiler.ts'), target.inspector, join(profileDir, file)], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolveExit) => profiler.on('exit', (code) => resolveExit(code)));
+  await new Promise<void>((resolveStarted, rejectStarted) => {
+    profiler.stdout.on('data', (data: Buffer) => data.toString().includes('started') && resolveStarted());
+    void exited.then((code) => rejectStarted(new Error(`the profiler of ${target.kind} exited (${code}) before it started`)));
+  });
+  return async () => {
+    profiler.stdin.end();
+    const code = await exited;
+    if (code !== 0) throw new Error(`the profiler of ${target.kind} exited with ${code}`);
+  };
 }
 
 /** A round's load figures, with the CPU time the server spent per request answered (µs). */
@@ -700,10 +730,10 @@ async function startService(databaseUrl: string, dataDir: string): Promise<{ ser
     // The OAuth issuer, which production requires to be named.
     PUBLIC_URL: `http://127.0.0.1:${servicePort}`,
     // Stopped at once (the bench has no clients to drain): a shutdown delay longer than stop()'s
-    // 5 s grace ended the service by SIGKILL, before it wrote its BENCH_PROFILE.
+    // 5 s grace would end the service by SIGKILL.
     SHUTDOWN_DELAY_MS: '0',
     ...(process.env.BENCH_METRICS === '1' ? { METRICS_TOKEN: 'order-service-bench-metrics-token' } : {}),
-  }, undefined, [...START_FLAGS, ...serviceFlags, ...profileArgs('service')]);
+  }, undefined, [...START_FLAGS, ...serviceFlags, ...profileArgs()]);
   const base = `http://127.0.0.1:${servicePort}`;
   await waitHealthy(service, base);
   return { service, base };
@@ -715,14 +745,14 @@ async function measureBackend(backend: Backend): Promise<string> {
   cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
   const databaseUrl = backend === 'postgres' ? await postgresUrl() : 'memory://';
   const { service, base: serviceBase } = await startService(databaseUrl, dataDir);
-  const targets: Target[] = [{ kind: 'service', base: serviceBase, pid: service.proc.pid }];
+  const targets: Target[] = [{ kind: 'service', base: serviceBase, pid: service.proc.pid, inspector: inspectorUrl(service) }];
   let raw: Child | undefined;
   if (backend === 'postgres') {
     const rawPort = await freePort();
-    raw = start('raw', RAW_BUNDLE, { DATABASE_URL: databaseUrl, JWT_SECRET, PORT: String(rawPort) }, undefined, profileArgs('raw'));
+    raw = start('raw', RAW_BUNDLE, { DATABASE_URL: databaseUrl, JWT_SECRET, PORT: String(rawPort) }, undefined, profileArgs());
     const rawBase = `http://127.0.0.1:${rawPort}`;
     await waitHealthy(raw, rawBase);
-    targets.push({ kind: 'raw', base: rawBase, pid: raw.proc.pid });
+    targets.push({ kind: 'raw', base: rawBase, pid: raw.proc.pid, inspector: inspectorUrl(raw) });
   }
 
   const t0 = Date.now();
@@ -751,11 +781,13 @@ async function measureBackend(backend: Backend): Promise<string> {
         // The payment pool first: on PGlite it is filled through the service's own REST API,
         // which must not count as the round's CPU time.
         if (pool) await pool.ensureFor(seconds);
+        const profiled = await profileWhile(target, `${backend}-${spec.name}-r${round}-${target.kind}.cpuprofile`);
         const machineBefore = sampleMachine();
         const cpuBefore = cpuNs(target.pid);
         const loaded = await load(target, spec, seconds, pool, s);
         const cpuAfter = cpuNs(target.pid);
         const machineAfter = sampleMachine();
+        await profiled();
         check(loaded, `${spec.name} round ${round} (${target.kind})`);
         const serverNs = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
         const cpuUs = serverNs === undefined || loaded.total === 0 ? undefined : serverNs / 1000 / loaded.total;
