@@ -840,6 +840,9 @@ interface ListShape {
  * serves (no filter, by page number) are timed on it too, request for request in turn, so the
  * table has a same-session reference for what HTTP, JSON and the SQL alone cost.
  */
+/** Products seeded beside the orders for the product list's shapes. */
+const PRODUCT_CATALOGUE = 100_000;
+
 async function measureLists(orderCount: number): Promise<string> {
   const dataDir = mkdtempSync(join(tmpdir(), 'order-service-bench-'));
   cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
@@ -861,6 +864,16 @@ async function measureLists(orderCount: number): Promise<string> {
       select (select count(*) from orders) as orders, (select count(*) from order_items) as lines,
              pg_size_pretty(pg_total_relation_size('orders') + pg_total_relation_size('order_items')) as bytes`;
     console.log(`lists: seeded ${size?.orders} orders with ${size?.lines} lines (${size?.bytes} with indexes) for ${customers} customers in ${seeded.seconds.toFixed(1)} s`);
+    // A catalogue of 100,000 products for the product list's filters and search: 50 categories,
+    // prices spread over 1.00-999.99, one in 20 out of stock.
+    const catalogueStarted = Date.now();
+    await sql`
+      insert into products (sku, name, description, category, price, currency, stock)
+      select 'CAT-' || n, 'Catalogue item ' || n, 'Item number ' || n || ' of the catalogue, in colour ' || (n % 17),
+             'cat-' || (n % 50), 100 + (n * 7919) % 99900, 'USD', case when n % 20 = 0 then 0 else 10 + n % 90 end
+      from generate_series(1, ${PRODUCT_CATALOGUE}) as n`;
+    await sql`analyze products`;
+    console.log(`lists: seeded ${PRODUCT_CATALOGUE} products in ${((Date.now() - catalogueStarted) / 1000).toFixed(1)} s`);
 
     const customerId = seeded.customerIds[0] as number;
     const admin = await mint('1', 'admin');
@@ -895,6 +908,16 @@ async function measureLists(orderCount: number): Promise<string> {
       { label: 'admin: status=paid&sort=total', path: '/orders?limit=20&status=paid&sort=total', token: admin },
       { label: 'admin: metadata[erp_id]', path: `/orders?limit=20&metadata[erp_id]=ERP-${Math.ceil(orderCount / 2)}`, token: admin },
       { label: 'customer: sort=-total', path: '/orders?limit=20&sort=-total', token: customer },
+      { label: 'products: all', path: '/products?limit=20', token: customer, raw: true },
+      { label: 'products: category', path: '/products?limit=20&category=cat-7', token: customer, raw: true },
+      { label: 'products: price range', path: '/products?limit=20&price_gte=5000&price_lte=5100', token: customer },
+      { label: 'products: in_stock=false', path: '/products?limit=20&in_stock=false', token: customer },
+      { label: 'products: sort=-price', path: '/products?limit=20&sort=-price', token: customer },
+      { label: 'products: category, sort=price', path: '/products?limit=20&category=cat-7&sort=price', token: customer },
+      { label: 'products: q, one match', path: '/products?limit=20&q=item%2099991', token: customer },
+      { label: 'products: q, 11 matches', path: '/products?limit=20&q=item%201234', token: customer },
+      { label: 'products: q with category', path: '/products?limit=20&q=item%201234&category=cat-34', token: customer },
+      { label: 'products: q matching every product (documented slow)', path: '/products?limit=20&q=catalogue', token: customer },
     ];
     const requests = Math.max(50, rounds * 100);
     const lines = [`Lists at ${size?.orders} orders (PostgreSQL): single requests in sequence, ${requests} per shape after 20 warm-up`, ''];
