@@ -32,7 +32,7 @@ const concurrency = Number(process.env.CONCURRENCY ?? 8);
 const clients = Number(process.env.CLIENTS ?? 16);
 const seconds = Number(process.env.SECONDS ?? 10);
 
-const database = await openDatabase({ url: process.env.DATABASE_URL ?? 'memory://', dataDir: '', poolSize: 20 });
+const database = await openDatabase({ url: process.env.DATABASE_URL || 'memory://', dataDir: '', poolSize: 20 });
 const db = database.db;
 let closeDatabase = (): Promise<void> => database.close();
 
