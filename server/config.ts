@@ -230,6 +230,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (has('METRICS_PORT') && Number(present.METRICS_PORT) !== 0 && Number(present.METRICS_PORT) === Number(present.PORT ?? 3000)) {
     problems.push('METRICS_PORT: must differ from PORT (set METRICS_TOKEN instead to serve /metrics on the main port)');
   }
+  // The events' purge deletes their deliveries: a delivery's whole schedule (its delays, and each
+  // attempt held up to its lease) must end within the retention (docs/webhooks.md#delivery).
+  if (parsed.success) {
+    const delays = parsed.data.WEBHOOK_RETRY_SCHEDULE.split(',').map((seconds) => Number(seconds.trim()));
+    const span = delays.reduce((sum, delay) => sum + delay, 0) + (delays.length + 1) * parsed.data.WEBHOOK_LEASE_SECONDS;
+    if (span >= parsed.data.EVENT_RETENTION_DAYS * 86_400) {
+      problems.push(
+        `EVENT_RETENTION_DAYS: ${parsed.data.EVENT_RETENTION_DAYS} days is shorter than a webhook delivery's retries (WEBHOOK_RETRY_SCHEDULE with a WEBHOOK_LEASE_SECONDS lease per attempt: ${(span / 3600).toFixed(1)} hours); keep events longer or shorten the schedule`,
+      );
+    }
+  }
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
 

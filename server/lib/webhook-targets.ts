@@ -112,12 +112,12 @@ function resolveAll(host: string): Promise<LookupAddress[]> {
  * What is wrong with where `text` resolves to (production: any refused address, unless the host
  * is allowed); undefined when nothing is. Called after `urlProblem` found nothing.
  */
-export async function addressProblem(text: string, rules: WebhookTargetRules): Promise<string | undefined> {
+export async function addressProblem(text: string, rules: WebhookTargetRules & Pick<WebhookEndpointSettings, 'resolveHost'>): Promise<string | undefined> {
   const host = bareHost(new URL(text).hostname);
   if (mayBePrivate(rules, host) || isIP(host) !== 0) return undefined;
   let addresses: LookupAddress[];
   try {
-    addresses = await resolveAll(host);
+    addresses = await (rules.resolveHost ?? resolveAll)(host);
   } catch {
     return `must name a host that resolves; ${host} does not`;
   }
@@ -157,6 +157,8 @@ export function guardedLookup(rules: WebhookTargetRules): LookupFunction {
 /** What the webhook endpoints' procedures need: the target rules and the most endpoints (`WEBHOOK_MAX_ENDPOINTS`). */
 export interface WebhookEndpointSettings extends WebhookTargetRules {
   maxEndpoints: number;
+  /** How a saved URL's host is resolved (default: the system's resolver, all addresses); tests give their own. */
+  resolveHost?: (host: string) => Promise<LookupAddress[]>;
 }
 
 /** Outside production, 16 endpoints: tests and scripts that give none. */

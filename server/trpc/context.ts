@@ -75,6 +75,8 @@ export interface Context {
   listedErrors: number;
   /** The live events of this process (server/events/live.ts), for subscriptions; absent: none served. */
   live: LiveEvents | undefined;
+  /** What the procedure's `meta.prepare` answered before an Idempotency-Key's transaction; absent without one. */
+  prepared?: unknown;
 }
 
 export interface ContextInnerOptions {

@@ -5,6 +5,7 @@
  */
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Policy } from '../auth/policy.ts';
+import type { Context } from './context.ts';
 import type { problemTypes } from '../errors/problems.ts';
 
 /** How the REST facade answers a procedure, beside trpc-to-openapi's method and path. */
@@ -56,5 +57,13 @@ export interface RestLink {
   description: string;
 }
 
+/**
+ * What a creating operation does before an `Idempotency-Key`'s transaction begins, with the input
+ * as sent: a wait on the outside world (DNS) that must hold no connection nor the key's lock
+ * (server/trpc/idempotency.ts). Its answer reaches the procedure as `ctx.prepared`; it throws
+ * nothing, so a replay still answers the stored result.
+ */
+export type Prepare = (input: unknown, ctx: Context) => Promise<unknown>;
+
 /** `policy`: who may call the procedure (server/auth/policy.ts); every procedure declares one. */
-export type Meta = OpenApiMeta<{ rest?: RestMeta; policy?: Policy }>;
+export type Meta = OpenApiMeta<{ rest?: RestMeta; policy?: Policy; prepare?: Prepare }>;

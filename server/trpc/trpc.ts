@@ -53,7 +53,8 @@ export function domainTrpcError(error: unknown): TRPCError {
  *    A procedure without one is refused: a forgotten declaration fails closed, and the
  *    policy-coverage test names it;
  * 2. `Idempotency-Key` on every creating operation (POST answering 201/202;
- *    server/trpc/idempotency.ts), after the policy: a refused caller never touches a key. Other
+ *    server/trpc/idempotency.ts), after the policy: a refused caller never touches a key; the
+ *    procedure's `meta.prepare` runs first, outside the key's transaction (meta.ts). Other
  *    calls, and calls without a key, go straight on;
  * 3. whatever any of it, or the procedure, threw, as a TRPCError whose code and cause are the
  *    domain's; a query's (or a subscription's: both are GETs) input members its schema does not
@@ -69,14 +70,17 @@ const guard = t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) 
     if (policy === undefined) throw new Error('This procedure declares no policy (meta.policy).');
     const refused = refusal(policy, ctx.caller);
     if (refused) throw refused;
+    const keyed = ctx.idempotencyKey !== undefined && isCreatingOperation(meta);
+    // Before the key's transaction, so no connection is held while it waits (meta.ts, Prepare).
+    const prepared = keyed && meta?.prepare ? await meta.prepare(await getRawInput(), ctx) : undefined;
     result =
-      ctx.idempotencyKey !== undefined && isCreatingOperation(meta)
+      keyed
         ? await idempotent({
             ctx,
             meta,
             path,
             getRawInput,
-            run: (db) => next({ ctx: { db } }),
+            run: (db) => next({ ctx: { db, prepared } }),
             outputOf: (outcome) => (outcome.ok ? outcome.data : undefined),
             // A replay answers the stored output without calling next() (trpc-internals.ts says how).
             replay: (output) => middlewareResult<Awaited<ReturnType<typeof next>>>(output),

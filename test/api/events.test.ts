@@ -6,7 +6,7 @@
  */
 import { count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { events } from '../../server/db/schema.ts';
+import { events, webhookDeliveries, webhookEndpoints } from '../../server/db/schema.ts';
 import { eventTypes } from '../../server/events/catalogue.ts';
 import { purgeOldEvents } from '../../server/modules/events/events.service.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
@@ -307,5 +307,24 @@ describe('events are kept EVENT_RETENTION_DAYS, then purged in batches', () => {
     expect(await purgeOldEvents(t.db, 30)).toBe(1);
     expect(await t.db.select({ id: events.id }).from(events).where(eq(events.id, old))).toEqual([]);
     expect((await t.request({ method: 'GET', url: `${EVENTS}/${recent?.id}`, token: t.admin.token })).statusCode).toBe(200);
+  });
+
+  it('an old event with a delivery still pending (its endpoint disabled, say) stays until the delivery ends', async () => {
+    const [endpoint] = await t.db
+      .insert(webhookEndpoints)
+      .values({ url: 'http://127.0.0.1:9/hooks', enabledEvents: ['order.*'], secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' })
+      .returning({ id: webhookEndpoints.id });
+    if (!endpoint) throw new Error('no endpoint');
+    const old = 'evt_pendingpendingpend';
+    await t.db.insert(events).values({ id: old, type: 'order.created', data: { object: { id: 1 } }, createdAt: sql`now() - interval '31 days'` });
+    expect(await t.db.select({ state: webhookDeliveries.state }).from(webhookDeliveries).where(eq(webhookDeliveries.eventId, old))).toEqual([{ state: 'pending' }]);
+
+    expect(await purgeOldEvents(t.db, 30)).toBe(0);
+    expect(await t.db.select({ id: events.id }).from(events).where(eq(events.id, old))).toEqual([{ id: old }]);
+
+    await t.db.update(webhookDeliveries).set({ state: 'failed', nextAttemptAt: null }).where(eq(webhookDeliveries.eventId, old));
+    expect(await purgeOldEvents(t.db, 30)).toBe(1);
+    expect(await t.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.eventId, old))).toEqual([]);
+    await t.db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, endpoint.id));
   });
 });

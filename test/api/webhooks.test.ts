@@ -241,6 +241,53 @@ describe('delivery to a receiver on a loopback socket, verified with standardweb
   });
 });
 
+describe('stop() waits for the round under way: a stopped worker leaves no delivery to be sent again', () => {
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver.close();
+  });
+
+  async function oneDelivery(): Promise<WebhookEndpointBody> {
+    await deleteAllEndpoints();
+    receiver.received.length = 0;
+    receiver.answer(() => 200);
+    const endpoint = await createEndpoint(t, { url: receiver.url, enabled_events: ['product.created'] });
+    await newProduct();
+    return endpoint;
+  }
+
+  it('a claim under way when stop() is called: stop() answers once its delivery is sent and recorded', async () => {
+    const endpoint = await oneDelivery();
+    const started = new WebhookWorker(t.db, DEV_RULES);
+    // start() sends its first claim at once: stop() comes while it is under way.
+    started.start();
+    await started.stop();
+    expect((await deliveriesOf(t, endpoint.id))[0]).toMatchObject({ state: 'succeeded', attempts: 1, last_status: 200 });
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('an attempt on the wire when stop() is called: stop() answers once the receiver answered and the outcome is recorded', async () => {
+    const endpoint = await oneDelivery();
+    let answer: (() => void) | undefined;
+    receiver.answer(() => (response) => {
+      answer = () => response.writeHead(204).end();
+    });
+    const started = new WebhookWorker(t.db, DEV_RULES, { pollIntervalMs: 50 });
+    started.start();
+    const deadline = Date.now() + 60_000;
+    while (answer === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const stopping = started.stop();
+    expect(answer, 'the attempt reached the receiver').toBeDefined();
+    answer?.();
+    await stopping;
+    expect((await deliveriesOf(t, endpoint.id))[0]).toMatchObject({ state: 'succeeded', attempts: 1, last_status: 204 });
+    expect(receiver.received).toHaveLength(1);
+  });
+});
+
 describe('retries follow WEBHOOK_RETRY_SCHEDULE; 410 disables; a redirect is a failure', () => {
   let receiver: Receiver;
   beforeAll(async () => {

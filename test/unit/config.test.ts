@@ -417,3 +417,21 @@ describe('webhooks (docs/webhooks.md): documented defaults, and bad values refus
     expect(naming(problemsOf({ [variable]: value }), variable)).toBe(true);
   });
 });
+
+describe('EVENT_RETENTION_DAYS outlasts the webhook retry schedule: the purge never takes a delivery still to be retried', () => {
+  it('1 day with the default schedule (about 27 hours) is refused naming both', () => {
+    const problems = problemsOf({ EVENT_RETENTION_DAYS: '1' });
+    expect(naming(problems, 'EVENT_RETENTION_DAYS')).toBe(true);
+    expect(problems.join('\n')).toMatch(/WEBHOOK_RETRY_SCHEDULE/);
+  });
+
+  it('1 day with a schedule (and its leases) well within it is accepted', () => {
+    expect(load({ EVENT_RETENTION_DAYS: '1', WEBHOOK_RETRY_SCHEDULE: '5,300,3600' }).eventRetentionDays).toBe(1);
+  });
+
+  it('the span counts each attempt\'s lease: a second short of the retention is accepted, a second past it refused', () => {
+    // One retry: its delay, and two attempts each held up to WEBHOOK_LEASE_SECONDS (60 s), against 86400 s.
+    expect(load({ EVENT_RETENTION_DAYS: '1', WEBHOOK_RETRY_SCHEDULE: '86279' }).eventRetentionDays).toBe(1);
+    expect(naming(problemsOf({ EVENT_RETENTION_DAYS: '1', WEBHOOK_RETRY_SCHEDULE: '86281' }), 'EVENT_RETENTION_DAYS')).toBe(true);
+  });
+});

@@ -5,11 +5,11 @@
  * Events are written by the modules that make the changes (server/events/outbox.ts) and purged
  * after `EVENT_RETENTION_DAYS`.
  */
-import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, notExists, sql } from 'drizzle-orm';
 import { mayReadOrder } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
-import { events, orders } from '../../db/schema.ts';
+import { events, orders, webhookDeliveries } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { eventTypes, resourceOf, type EventType } from '../../events/catalogue.ts';
 import { deleteInBatches } from '../../db/purge.ts';
@@ -103,6 +103,17 @@ export async function listOrderEvents({ db, caller, query, cursors }: { db: Db; 
   return listOf({ db, cursors, list: 'order-events', filter: { types: typesOf(query.type), orderId: query.id }, query });
 }
 
-/** Deletes the events older than `retentionDays`, in batches (server/db/purge.ts). */
+/**
+ * Deletes the events older than `retentionDays`, in batches (server/db/purge.ts), with their
+ * webhook deliveries; an event with a delivery still pending stays until it ends (a disabled
+ * endpoint's deliveries wait for it to be enabled: docs/webhooks.md#delivery).
+ */
 export const purgeOldEvents = (db: Db, retentionDays: number): Promise<number> =>
-  deleteInBatches(db, events, lt(events.createdAt, sql`now() - make_interval(days => ${retentionDays})`));
+  deleteInBatches(
+    db,
+    events,
+    and(
+      lt(events.createdAt, sql`now() - make_interval(days => ${retentionDays})`),
+      notExists(db.select({ one: sql`1` }).from(webhookDeliveries).where(and(eq(webhookDeliveries.eventId, events.id), eq(webhookDeliveries.state, 'pending')))),
+    ) ?? sql`false`,
+  );

@@ -46,9 +46,17 @@ export const webhooksRouter = router({
         ],
       },
     })
+    // With an Idempotency-Key, the host is resolved before the key's transaction (server/trpc/meta.ts);
+    // input the schema refuses is left to the procedure's 422.
+    .meta({
+      prepare: async (raw, ctx) => {
+        const parsed = WebhookEndpointInput.safeParse(raw);
+        return parsed.success ? webhooks.resolveEndpointUrl(parsed.data.url, ctx.webhooks) : undefined;
+      },
+    })
     .input(WebhookEndpointInput)
     .output(CreatedWebhookEndpoint)
-    .mutation(({ ctx, input }) => webhooks.createEndpoint({ db: ctx.db, settings: ctx.webhooks, input })),
+    .mutation(({ ctx, input }) => webhooks.createEndpoint({ db: ctx.db, settings: ctx.webhooks, input, resolved: ctx.prepared })),
 
   list: manager
     .meta({

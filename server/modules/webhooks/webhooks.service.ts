@@ -94,10 +94,36 @@ export function enabledEventsOf(items: readonly string[]): string[] {
   return [...new Set(items)];
 }
 
-export async function createEndpoint({ db, settings, input }: { db: Db; settings: WebhookEndpointSettings; input: WebhookEndpointInput }): Promise<WebhookEndpointWithSecret> {
+/** Where a URL's host resolved to, and what is wrong with it (undefined: nothing). */
+export interface ResolvedUrl {
+  url: string;
+  problem: string | undefined;
+}
+
+/**
+ * The creation's `meta.prepare` (server/trpc/meta.ts): resolves the URL's host before an
+ * Idempotency-Key's transaction begins, so neither a connection nor the key's lock is held while
+ * DNS answers. A URL refused without DNS is left to the procedure.
+ */
+export async function resolveEndpointUrl(url: string, settings: WebhookEndpointSettings): Promise<ResolvedUrl | undefined> {
+  if (urlProblem(url, settings) !== undefined) return undefined;
+  return { url, problem: await addressProblem(url, settings) };
+}
+
+const isResolvedUrl = (value: unknown): value is ResolvedUrl => typeof value === 'object' && value !== null && typeof (value as { url?: unknown }).url === 'string';
+
+/**
+ * Creates an endpoint. Its URL is checked before the transaction (no lock is held while DNS
+ * answers), with `resolved` when `resolveEndpointUrl` already resolved this very URL.
+ */
+export async function createEndpoint({ db, settings, input, resolved }: { db: Db; settings: WebhookEndpointSettings; input: WebhookEndpointInput; resolved?: unknown }): Promise<WebhookEndpointWithSecret> {
   const enabledEvents = enabledEventsOf(input.enabled_events);
-  // Resolved before the transaction: no lock is held while DNS answers.
-  await checkUrl(input.url, settings);
+  if (isResolvedUrl(resolved) && resolved.url === input.url) {
+    const problem = urlProblem(input.url, settings) ?? resolved.problem;
+    if (problem !== undefined) throw invalid('url', problem);
+  } else {
+    await checkUrl(input.url, settings);
+  }
   return transaction(db, async (tx) => {
     // Creations wait for each other here (reads and deliveries do not), so two at once cannot both pass the count.
     await tx.execute(sql`lock table ${webhookEndpoints} in share row exclusive mode`);
