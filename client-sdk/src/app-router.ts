@@ -191,6 +191,55 @@ export type AppRouter = TRPCBuiltRouter<
         };
         meta: object;
       }>;
+      /** Patch a product (admin; merge patch or JSON Patch): `PATCH /api/v1/products/{id}` */
+      patch: TRPCMutationProcedure<{
+        input: {
+          id: number;
+          format: "merge-patch" | "json-patch";
+          document: ({
+            description?: string | null | undefined;
+            id?: number | undefined;
+            sku?: string | undefined;
+            name?: string | undefined;
+            category?: string | undefined;
+            price?: number | undefined;
+            currency?: string | undefined;
+            stock?: number | undefined;
+            created_at?: string | undefined;
+            updated_at?: string | undefined;
+            metadata?: {
+              [key: string]: string | null;
+            } | null | undefined;
+          }) | ({
+            op: "replace" | "add" | "test";
+            path: string;
+            value: unknown;
+          } | {
+            op: "remove";
+            path: string;
+          } | {
+            op: "move" | "copy";
+            from: string;
+            path: string;
+          })[];
+        };
+        output: {
+          id: number;
+          sku: string;
+          name: string;
+          description: string | null;
+          category: string;
+          price: number;
+          currency: string;
+          stock: number;
+          metadata: {
+            [key: string]: string;
+          };
+          created_at: string;
+          updated_at: string;
+        };
+        meta: object;
+      }>;
       /** Archive a product (admin): `DELETE /api/v1/products/{id}` */
       delete: TRPCMutationProcedure<{
         input: {
@@ -284,6 +333,49 @@ export type AppRouter = TRPCBuiltRouter<
           metadata?: {
             [key: string]: string;
           } | undefined;
+        };
+        output: {
+          id: number;
+          email: string;
+          name: string;
+          role: "customer" | "admin";
+          metadata: {
+            [key: string]: string;
+          };
+          created_at: string;
+          updated_at: string;
+        };
+        meta: object;
+      }>;
+      /** Patch a user (yourself, or any as admin; merge patch or JSON Patch): `PATCH /api/v1/users/{id}` */
+      patch: TRPCMutationProcedure<{
+        input: {
+          id: number;
+          format: "merge-patch" | "json-patch";
+          document: ({
+            op: "replace" | "add" | "test";
+            path: string;
+            value: unknown;
+          } | {
+            op: "remove";
+            path: string;
+          } | {
+            op: "move" | "copy";
+            from: string;
+            path: string;
+          })[] | ({
+            id?: number | undefined;
+            name?: string | undefined;
+            created_at?: string | undefined;
+            updated_at?: string | undefined;
+            email?: string | undefined;
+            password?: string | undefined;
+            role?: "customer" | "admin" | undefined;
+            current_password?: string | undefined;
+            metadata?: {
+              [key: string]: string | null;
+            } | null | undefined;
+          });
         };
         output: {
           id: number;
@@ -958,6 +1050,17 @@ export type AppRouter = TRPCBuiltRouter<
           id: number;
           format: "merge-patch" | "json-patch";
           document: ({
+            op: "replace" | "add" | "test";
+            path: string;
+            value: unknown;
+          } | {
+            op: "remove";
+            path: string;
+          } | {
+            op: "move" | "copy";
+            from: string;
+            path: string;
+          })[] | ({
             status?: string | undefined;
             id?: number | undefined;
             items?: {
@@ -1069,18 +1172,7 @@ export type AppRouter = TRPCBuiltRouter<
             metadata?: {
               [key: string]: string | null;
             } | null | undefined;
-          }) | ({
-            op: "replace" | "add" | "test";
-            path: string;
-            value: unknown;
-          } | {
-            op: "remove";
-            path: string;
-          } | {
-            op: "move" | "copy";
-            from: string;
-            path: string;
-          })[];
+          });
         };
         output: {
           id: number;
@@ -1576,6 +1668,62 @@ export type AppRouter = TRPCBuiltRouter<
           has_more: boolean;
           next_cursor: string | null;
           prev_cursor: string | null;
+        };
+        meta: object;
+      }>;
+      /** Patch a payment's metadata (admins and service clients): `PATCH /api/v1/payments/{id}` */
+      patch: TRPCMutationProcedure<{
+        input: {
+          id: number;
+          format: "merge-patch" | "json-patch";
+          document: ({
+            op: "replace" | "add" | "test";
+            path: string;
+            value: unknown;
+          } | {
+            op: "remove";
+            path: string;
+          } | {
+            op: "move" | "copy";
+            from: string;
+            path: string;
+          })[] | {
+            metadata?: {
+              [key: string]: string | null;
+            } | null | undefined;
+          };
+        };
+        output: {
+          id: number;
+          order_id: number;
+          amount: number;
+          amount_refunded: number;
+          currency: string;
+          method: "card" | "bank_transfer" | "wallet";
+          status: "captured";
+          metadata: {
+            [key: string]: string;
+          };
+          created_at: string;
+          updated_at: string;
+          _links: {
+            self: {
+              href: string;
+              method: "GET" | "POST";
+            };
+            order: {
+              href: string;
+              method: "GET" | "POST";
+            };
+            refunds: {
+              href: string;
+              method: "GET" | "POST";
+            };
+            refund?: {
+              href: string;
+              method: "GET" | "POST";
+            } | undefined;
+          };
         };
         meta: object;
       }>;

@@ -9,13 +9,14 @@
 import { webhooksSection } from './openapi-webhooks.ts';
 import type { AnyRouter } from '@trpc/server';
 import type { z } from 'zod';
-import { createDocument, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
+import { createDocument, createSchema, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
 import { isPublic, SCOPES, type Policy, type Scope } from '../auth/policy.ts';
 import { MAX_LISTED_ERRORS, problemTypes, type Problem, type ProblemSlug } from '../errors/problems.ts';
 import { unknownParameterError } from '../errors/unknown-parameters.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
-import { examples, Id, MAX_ORDER_TOTAL } from '../modules/common.schemas.ts';
+import { examples, Id, MAX_ORDER_TOTAL, MetadataMergePatch } from '../modules/common.schemas.ts';
 import { IDEMPOTENCY_HEADER, isCreatingOperation } from '../trpc/idempotency.ts';
+import type { PatchMeta } from '../trpc/meta.ts';
 import { linksOf, operationIdOf } from './openapi-links.ts';
 import { restRoutes, type RestRoute } from './rest-routes.ts';
 
@@ -427,7 +428,7 @@ function buildOperation(route: RestRoute, routes: readonly RestRoute[]): ZodOpen
 
   let requestBody: ZodOpenApiOperationObject['requestBody'];
   if (route.rest.patch) {
-    requestBody = patchRequestBody(`${pascal(route.procedurePath)}Body`);
+    requestBody = patchRequestBody(route.rest.patch, `${pascal(route.procedurePath)}Body`);
   } else if (route.hasBody) {
     const bodyKeys = Object.keys(route.input.shape).filter((key) => !route.pathParams.has(key));
     // A copy of its own (not the input's registered id), so the body is inline, never a shared
@@ -492,26 +493,20 @@ function buildOperation(route: RestRoute, routes: readonly RestRoute[]): ZodOpen
 
 /**
  * PATCH, both ways (docs/api.md#writes): a merge patch (RFC 7396; `application/json` is read as
- * one) is the order's writable document with every member optional; a JSON Patch (RFC 6902) an
- * array of operations. The patched document must be a valid PUT body.
+ * one) is the resource's writable document with every member optional (or the schema the
+ * operation names); a JSON Patch (RFC 6902) an array of operations. The patched document must be
+ * a valid PUT body.
  */
-function patchRequestBody(mergePatchName: string): NonNullable<ZodOpenApiOperationObject['requestBody']> {
-  const merge = { schema: ref('schemas', mergePatchName), example: { address: '2 Side St, Springfield', discount_code: null } };
+function patchRequestBody(patch: PatchMeta, mergePatchName: string): NonNullable<ZodOpenApiOperationObject['requestBody']> {
+  const merge = { schema: patch.mergePatch ?? ref('schemas', mergePatchName), example: patch.examples.mergePatch };
   return {
     required: true,
     description:
       'A merge patch (RFC 7396, `application/merge-patch+json`; `application/json` is read as one) or a JSON Patch (RFC 6902, ' +
-      '`application/json-patch+json`). The patched order must be a valid PUT body: 422 otherwise; a path that does not exist or a failed `test` is 409.',
+      '`application/json-patch+json`). The patched resource must be a valid PUT body: 422 otherwise; a path that does not exist or a failed `test` is 409.',
     content: {
       'application/merge-patch+json': merge,
-      'application/json-patch+json': {
-        schema: ref('schemas', 'JsonPatch'),
-        example: [
-          { op: 'test', path: '/status', value: 'draft' },
-          { op: 'replace', path: '/items/0/quantity', value: 3 },
-          { op: 'add', path: '/items/-', value: { product_id: 42, quantity: 1 } },
-        ],
-      },
+      'application/json-patch+json': { schema: ref('schemas', 'JsonPatch'), example: patch.examples.jsonPatch },
       'application/json': merge,
     },
   };
@@ -661,10 +656,12 @@ const FIELD_ERROR: Json = {
 /**
  * The merge patch document (RFC 7396): every member of the PUT body optional; `null` removes a
  * member, which a nullable field (`address`, `discount_code`) and the read-only ones allow; on a
- * required field it is refused (422); an array replaces the whole array.
+ * required field it is refused (422); an array replaces the whole array; `metadata` merges.
  */
 function mergePatchSchema(orderDocument: Json | undefined): Json {
   const properties = { ...((orderDocument?.properties as Record<string, Json> | undefined) ?? {}) };
+  // Metadata merges key by key (docs/api.md#metadata): a key set to null is removed.
+  if (properties.metadata) properties.metadata = createSchema(MetadataMergePatch, { io: 'input' }).schema as Json;
   for (const [name, schema] of Object.entries(properties)) {
     if (schema.readOnly === true) {
       const type = { ...schema };
@@ -770,7 +767,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string, parts: 
   // A merge patch is the PUT body of the same path with every member optional.
   const components = document.components as { schemas: Record<string, Json> };
   const documentPaths = document.paths as Record<string, { put?: { requestBody?: { content?: Record<string, { schema?: Json }> } } }>;
-  for (const route of routes.filter((r) => r.rest.patch)) {
+  for (const route of routes.filter((r) => r.rest.patch && !r.rest.patch.mergePatch)) {
     const putBody = documentPaths[API_PREFIX + route.path]?.put?.requestBody?.content?.['application/json']?.schema;
     if (!putBody) throw new Error(`${route.procedurePath}: a PATCH needs a PUT on ${route.path} to describe its merge patch`);
     components.schemas[`${pascal(route.procedurePath)}Body`] = mergePatchSchema(putBody);

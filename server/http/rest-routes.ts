@@ -139,7 +139,7 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
       pathParams,
       queryParams: bodyMethod ? new Map() : queryParams,
       listChoices: bodyMethod ? new Map() : choices,
-      hasBody: bodyMethod && (queryParams.size > 0 || meta.rest?.patch === true),
+      hasBody: bodyMethod && (queryParams.size > 0 || meta.rest?.patch !== undefined),
       contentTypes: openapi.contentTypes ?? ['application/json'],
       protect: openapi.protect !== false,
     });

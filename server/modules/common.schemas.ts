@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { createSchema } from 'zod-openapi';
+import { PATCH_FORMATS, type JsonPatchOperation } from '../lib/patch-documents.ts';
 
 export const MAX_INT = 2_147_483_647;
 
@@ -210,6 +211,36 @@ export const metadataFilter = (description: string) =>
     .optional()
     .meta({ description, example: { erp_id: 'ERP-1042' }, param: { style: 'deepObject', explode: true }, override: maxKeys });
 export type Metadata = z.infer<typeof Metadata>;
+
+/** A merge patch's metadata: a key set to `null` is removed, `null` for the whole removes every key. */
+export type MetadataMergePatch = Record<string, string | null> | null;
+
+/** The schema of a merge patch's metadata, for the OpenAPI document of a PATCH that takes metadata alone. */
+export const MetadataMergePatch = z
+  .record(MetadataKey, MetadataValue.nullable())
+  .nullable()
+  .optional()
+  .meta({
+    description: `Keys to set (string values of at most ${METADATA_LIMITS.valueLength} characters); a key set to null is removed, the others are kept; \`null\` removes every key. At most ${METADATA_LIMITS.keys} keys after the merge.`,
+    example: { erp_id: 'ERP-1042', gift_note: null },
+  });
+
+/**
+ * The input of a PATCH procedure (docs/api.md#writes): the resource's id, the format its
+ * Content-Type named and the patch document. The document is typed for callers (`MergePatch`
+ * or JSON Patch operations) and checked by the service (lib/patch-documents.ts), which takes it
+ * as `unknown`: a malformed document is 400 and a result that is no valid resource 422, which a
+ * schema here could not tell apart.
+ */
+export const patchInput = <MergePatch extends object>() =>
+  z.strictObject({
+    id: Id,
+    format: z.enum(PATCH_FORMATS).meta({ description: 'merge-patch (RFC 7396) or json-patch (RFC 6902).' }),
+    document: z
+      .custom<MergePatch | JsonPatchOperation[]>()
+      .transform((document): unknown => document)
+      .meta({ description: 'The patch document: an object (merge-patch) or an array of operations (json-patch).' }),
+  });
 
 /** The same keys with the same values, in any order: whether a write changes a resource's metadata. */
 export function sameMetadata(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {

@@ -4,9 +4,11 @@
  * the REST facade, the OpenAPI document) need not import the tRPC instance (docs/architecture.md).
  */
 import type { OpenApiMeta } from 'trpc-to-openapi';
+import type { z } from 'zod';
 import type { Policy } from '../auth/policy.ts';
 import type { Context } from './context.ts';
 import type { problemTypes } from '../errors/problems.ts';
+import type { JsonPatchOperation } from '../lib/patch-documents.ts';
 
 /** How the REST facade answers a procedure, beside trpc-to-openapi's method and path. */
 export interface RestMeta {
@@ -25,7 +27,7 @@ export interface RestMeta {
    * PATCH: the body is a patch document of the request's Content-Type; the procedure gets
    * `{ ...pathParams, format: 'merge-patch' | 'json-patch', document: body }`.
    */
-  patch?: boolean;
+  patch?: PatchMeta;
   /** Problem slugs this operation can answer besides the generic ones (for the OpenAPI document). */
   problems?: readonly (keyof typeof problemTypes)[];
   /**
@@ -38,6 +40,17 @@ export interface RestMeta {
    * (the OpenAPI document derives those): OpenAPI links, which schemathesis's stateful phase follows.
    */
   links?: readonly RestLink[];
+}
+
+/** A PATCH operation as the OpenAPI document describes it (docs/api.md#writes). */
+export interface PatchMeta {
+  /** One merge patch and one JSON Patch of this resource, shown in the document. */
+  examples: { mergePatch: Readonly<Record<string, unknown>>; jsonPatch: readonly JsonPatchOperation[] };
+  /**
+   * The merge patch's schema when no PUT on the same path describes it (a payment's PATCH takes
+   * metadata only); without it the merge patch is the PUT body with every member optional.
+   */
+  mergePatch?: z.ZodType;
 }
 
 /**

@@ -348,6 +348,10 @@ const walks: Record<string, Walk> = {
       return { params: { id: product.id }, body: withoutId(product), status: 401 };
     },
   },
+  'products-patch': {
+    success: async () => ({ params: { id: (await createProduct()).id }, body: { name: 'Patched product', metadata: { shelf: 'B2' } }, contentType: 'application/merge-patch+json', token: t.admin.token }),
+    failure: async () => ({ params: { id: (await createProduct()).id }, body: { metadata: { note: 'x'.repeat(501) } }, contentType: 'application/merge-patch+json', token: t.admin.token, status: 422 }),
+  },
   'products-delete': {
     success: async () => ({ params: { id: (await createProduct()).id }, token: t.admin.token }),
     failure: async () => ({ params: { id: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
@@ -377,6 +381,16 @@ const walks: Record<string, Walk> = {
       const user = await t.createUser();
       const representation = await read(`/api/v1/users/${user.id}`, user.token);
       return { params: { id: user.id }, body: { ...withoutId(representation), email: 'not-an-email' }, token: user.token, status: 422 };
+    },
+  },
+  'users-patch': {
+    success: async () => {
+      const user = await t.createUser();
+      return { params: { id: user.id }, body: { name: 'Patched user', metadata: { crm_id: 'C-1' } }, contentType: 'application/merge-patch+json', token: user.token };
+    },
+    failure: async () => {
+      const user = await t.createUser();
+      return { params: { id: user.id }, body: { email: 'not-an-email' }, contentType: 'application/merge-patch+json', token: user.token, status: 422 };
     },
   },
   'users-delete': {
@@ -489,6 +503,11 @@ const walks: Record<string, Walk> = {
       return { query: { order_id: payment.order_id, page: 1, limit: 10 }, token: customer.token };
     },
     failure: async () => ({ status: 401 }),
+  },
+  'payments-patch': {
+    success: async () => ({ params: { id: (await paidPayment()).payment.id }, body: { metadata: { erp_id: 'ERP-1' } }, contentType: 'application/merge-patch+json', token: t.admin.token }),
+    // Only metadata changes (docs/api.md#payments): the amount is 422.
+    failure: async () => ({ params: { id: (await paidPayment()).payment.id }, body: { amount: 1 }, contentType: 'application/merge-patch+json', token: t.admin.token, status: 422 }),
   },
   'refunds-create': {
     success: async () => ({ params: { id: (await paidPayment()).payment.id }, body: { amount: 100, reason: 'other' }, token: t.admin.token }),
@@ -678,6 +697,10 @@ const reach: Record<string, Partial<Record<number, () => Promise<Call>>>> = {
       return { params: { id: product.id }, body: productInput(), token: t.admin.token };
     },
   },
+  'products-patch': {
+    409: async () => ({ params: { id: (await createProduct()).id }, body: { sku: (await createProduct()).sku }, contentType: 'application/merge-patch+json', token: t.admin.token }),
+    410: async () => ({ params: { id: (await archivedProduct()).id }, body: { name: 'Too late' }, contentType: 'application/merge-patch+json', token: t.admin.token }),
+  },
   'users-create': {
     // Registration cannot choose the admin role.
     403: async () => ({ body: userInput({ role: 'admin' }) }),
@@ -692,6 +715,13 @@ const reach: Record<string, Partial<Record<number, () => Promise<Call>>>> = {
       const other = await t.createUser();
       const representation = await read(`/api/v1/users/${user.id}`, t.admin.token);
       return { params: { id: user.id }, body: { ...withoutId(representation), email: other.email }, token: t.admin.token };
+    },
+  },
+  'users-patch': {
+    409: async () => {
+      const user = await t.createUser();
+      const other = await t.createUser();
+      return { params: { id: user.id }, body: { email: other.email }, contentType: 'application/merge-patch+json', token: t.admin.token };
     },
   },
   'users-delete': {
@@ -753,6 +783,19 @@ const reach: Record<string, Partial<Record<number, () => Promise<Call>>>> = {
       const customer = await t.createUser();
       return { params: { id: (await orderIn('paid', customer)).id }, token: customer.token };
     },
+  },
+  'payments-patch': {
+    // Customers do not write a payment's metadata (docs/api.md#payments).
+    403: async () => {
+      const { payment, customer } = await paidPayment();
+      return { params: { id: payment.id }, body: { metadata: { erp_id: 'ERP-1' } }, contentType: 'application/merge-patch+json', token: customer.token };
+    },
+    409: async () => ({
+      params: { id: (await paidPayment()).payment.id },
+      body: [{ op: 'test', path: '/metadata/erp_id', value: 'ERP-404' }],
+      contentType: 'application/json-patch+json',
+      token: t.admin.token,
+    }),
   },
   'payments-create': {
     404: async () => ({ body: { order_id: UNKNOWN_ID, amount: 100, method: 'card' }, token: t.admin.token }),
@@ -1240,6 +1283,19 @@ describe('schemas say what the service does', () => {
     expect(schemaErrors(content['application/json-patch+json']?.schema, [{ op: 'move', from: '/address', path: '/discount_code' }])).toEqual([]);
     expect(schemaErrors(content['application/json-patch+json']?.schema, [{ op: 'move', path: '/address' }])).not.toEqual([]);
   });
+
+  it('every resource with metadata has a PATCH taking both formats, its examples valid; a payment\'s merge patch names metadata alone', () => {
+    const patches = operations.filter((o) => o.method === 'PATCH' && o.operation.requestBody?.content?.['application/json-patch+json'] !== undefined);
+    expect(patches.map((o) => o.operationId).sort()).toEqual(['orders-patch', 'payments-patch', 'products-patch', 'users-patch']);
+    for (const op of patches) {
+      for (const [media, body] of Object.entries(op.operation.requestBody?.content ?? {})) {
+        expect(schemaErrors(body.schema, body.example), `${op.operationId} ${media} example`).toEqual([]);
+      }
+    }
+    const merge = operations.find((o) => o.operationId === 'payments-patch')?.operation.requestBody?.content?.['application/merge-patch+json']?.schema;
+    expect(schemaErrors(merge, { metadata: { erp_id: 'ERP-1', gift_note: null } })).toEqual([]);
+    expect(schemaErrors(merge, { amount: 1 })).not.toEqual([]);
+  });
 });
 
 describe('the OAuth endpoints are described as they answer (RFC 6749, RFC 7009, RFC 8414)', () => {
@@ -1632,6 +1688,6 @@ describe('the 3.1 webhooks section lists every event type with its payload (docs
       }
       if (events.length > 0) seen.push(type);
     }
-    expect(seen).toEqual(expect.arrayContaining(['order.created', 'order.paid', 'payment.created', 'payment.refunded', 'fulfillment.created', 'product.created', 'user.created']));
+    expect(seen).toEqual(expect.arrayContaining(['order.created', 'order.paid', 'payment.created', 'payment.updated', 'payment.refunded', 'fulfillment.created', 'product.created', 'user.created']));
   });
 });

@@ -164,3 +164,24 @@ describe('refunds through createCaller (docs/api.md#refunds)', () => {
     expect((await alice.caller.payments.get({ id: payment.id })).amount_refunded).toBe(order.total);
   });
 });
+
+describe('payments.patch: its metadata only, by admins and service clients with payments:write (docs/api.md#payments)', () => {
+  it('merges the metadata; another member is UNPROCESSABLE_CONTENT naming it; the payer is FORBIDDEN; a stale If-Match changes nothing', async () => {
+    const order = await confirmedOrder();
+    const payment = await alice.caller.payments.create({ order_id: order.id, amount: 3750, method: 'card', metadata: { psp_ref: 'PSP-1' } });
+    const service = harness.caller({ role: 'service', scopes: ['payments:write'] });
+    const patched = await service.payments.patch({ id: payment.id, format: 'merge-patch', document: { metadata: { erp_id: 'ERP-1', psp_ref: null } } });
+    expect(patched).toMatchObject({ amount: 3750, metadata: { erp_id: 'ERP-1' } });
+    expect(Object.keys(patched.metadata)).toEqual(['erp_id']);
+    const refused = await expectDomainError(
+      admin.payments.patch({ id: payment.id, format: 'json-patch', document: [{ op: 'replace', path: '/amount', value: 1 }] }),
+      'UNPROCESSABLE_CONTENT',
+      'validation-error',
+    );
+    expect(refused.errors?.map((e) => e.field)).toEqual(['amount']);
+    await expectDomainError(alice.caller.payments.patch({ id: payment.id, format: 'merge-patch', document: { metadata: { a: 'b' } } }), 'FORBIDDEN', 'forbidden');
+    const stale = harness.caller({ role: 'admin' }, { preconditions: { ifMatch: ['"stale"'] } }).payments.patch({ id: payment.id, format: 'merge-patch', document: { metadata: {} } });
+    await expectDomainError(stale, 'PRECONDITION_FAILED', 'precondition-failed');
+    expect(await admin.payments.get({ id: payment.id })).toEqual(patched);
+  });
+});

@@ -225,3 +225,22 @@ describe('products.delete archives: get is then gone, it leaves listings, a repe
     expect(await as(null).products.get({ id: product.id })).toEqual(product);
   });
 });
+
+describe('products.patch: the merge patch and JSON Patch of REST, as the caller sends them (docs/api.md#patch)', () => {
+  it('merges metadata key by key (null removes one) and changes what PUT would; a stale If-Match is PRECONDITION_FAILED and changes nothing', async () => {
+    const product = await as(admin).products.create(input({ metadata: { supplier: 'ACME', shelf: 'A1' } }));
+    const patched = await as(admin, { ifMatch: [entityTag(product)] }).products.patch({ id: product.id, format: 'merge-patch', document: { price: 5, metadata: { shelf: null, bin: '7' } } });
+    expect(patched).toMatchObject({ price: 5, metadata: { supplier: 'ACME', bin: '7' } });
+    expect(Object.keys(patched.metadata).sort()).toEqual(['bin', 'supplier']);
+    const stale = as(admin, { ifMatch: [entityTag(product)] }).products.patch({ id: product.id, format: 'json-patch', document: [{ op: 'remove', path: '/metadata/bin' }] });
+    await expectDomainError(stale, 'PRECONDITION_FAILED', 'precondition-failed');
+    expect(await as(null).products.get({ id: product.id })).toEqual(patched);
+  });
+
+  it('a patch that changes nothing answers the product as it is (same tag); a customer is FORBIDDEN', async () => {
+    const product = await as(admin).products.create(input({ metadata: { supplier: 'ACME' } }));
+    const same = await as(admin).products.patch({ id: product.id, format: 'merge-patch', document: { metadata: { supplier: 'ACME' } } });
+    expect(entityTag(same)).toBe(entityTag(product));
+    await expectDomainError(as(customer).products.patch({ id: product.id, format: 'merge-patch', document: { metadata: {} } }), 'FORBIDDEN', 'forbidden');
+  });
+});

@@ -155,3 +155,27 @@ describe('the service keeps one admin: the last one can be neither deleted nor d
     await expectDomainError(caller.users.get({ id: third.id }), 'NOT_FOUND', 'not-found');
   });
 });
+
+describe('users.patch: yourself or anyone as admin, the rules of PUT (docs/api.md#patch)', () => {
+  it('merges your own metadata key by key; another customer is NOT_FOUND; your own email takes current_password', async () => {
+    const { user, caller } = await harness.createUser();
+    const first = await caller.users.patch({ id: user.id, format: 'merge-patch', document: { metadata: { crm_id: 'C-1', tier: 'gold' } } });
+    const patched = await caller.users.patch({ id: user.id, format: 'json-patch', document: [{ op: 'remove', path: '/metadata/tier' }, { op: 'replace', path: '/name', value: 'Ada King' }] });
+    expect(patched).toMatchObject({ name: 'Ada King', metadata: { crm_id: 'C-1' } });
+    expect(Object.keys(patched.metadata)).toEqual(['crm_id']);
+    expect(first.metadata).toEqual({ crm_id: 'C-1', tier: 'gold' });
+    const { caller: other } = await harness.createUser();
+    await expectDomainError(other.users.patch({ id: user.id, format: 'merge-patch', document: { metadata: {} } }), 'NOT_FOUND', 'not-found');
+    const email = `caller-patch-${user.id}@example.com`;
+    await expectDomainError(caller.users.patch({ id: user.id, format: 'merge-patch', document: { email } }), 'UNPROCESSABLE_CONTENT', 'validation-error');
+    expect((await caller.users.patch({ id: user.id, format: 'merge-patch', document: { email, current_password: TEST_PASSWORD } })).email).toBe(email);
+  });
+
+  it('a stale If-Match is PRECONDITION_FAILED and changes nothing', async () => {
+    const { user, caller } = await harness.createUser();
+    await caller.users.patch({ id: user.id, format: 'merge-patch', document: { metadata: { a: '1' } } });
+    const stale = harness.caller({ role: 'admin' }, { preconditions: { ifMatch: ['"stale"'] } }).users.patch({ id: user.id, format: 'merge-patch', document: { metadata: { a: '2' } } });
+    await expectDomainError(stale, 'PRECONDITION_FAILED', 'precondition-failed');
+    expect((await caller.users.get({ id: user.id })).metadata).toEqual({ a: '1' });
+  });
+});

@@ -72,3 +72,22 @@ describe('the whole life of an order through the typed client', () => {
     expect(payments.data.map((p) => p.id)).toEqual([payment.id]);
   });
 });
+
+describe('metadata patched through the typed client (docs/api.md#metadata)', () => {
+  it('a product, the user themself and a payment take a merge patch or a JSON Patch; the payer may not annotate the payment', async () => {
+    const product = await admin.products.create.mutate({ sku: `META-${Date.now()}`, name: 'Teapot', category: 'kitchen', price: 1500, stock: 5, metadata: { supplier: 'ACME' } });
+    const patchedProduct = await admin.products.patch.mutate({ id: product.id, format: 'merge-patch', document: { metadata: { supplier: null, shelf: 'B2' } } });
+    expect(patchedProduct.metadata).toEqual({ shelf: 'B2' });
+
+    const me = await shopper.users.patch.mutate({ id: customer.id, format: 'json-patch', document: [{ op: 'add', path: '/metadata/crm_id', value: 'C-9' }] });
+    expect(me.metadata).toMatchObject({ crm_id: 'C-9' });
+
+    const draft = await shopper.orders.create.mutate({ items: [{ product_id: product.id, quantity: 1 }], address: '1 Main St' });
+    await shopper.orders.confirm.mutate({ id: draft.id });
+    const payment = await shopper.payments.create.mutate({ order_id: draft.id, amount: 1500, method: 'card' });
+    expect(await problemSlug(() => shopper.payments.patch.mutate({ id: payment.id, format: 'merge-patch', document: { metadata: { note: 'mine' } } }))).toBe('/problems/forbidden');
+    const annotated = await admin.payments.patch.mutate({ id: payment.id, format: 'merge-patch', document: { metadata: { erp_id: 'ERP-5' } } });
+    expect(annotated).toMatchObject({ amount: 1500, metadata: { erp_id: 'ERP-5' } });
+    expect(await problemSlug(() => admin.payments.patch.mutate({ id: payment.id, format: 'merge-patch', document: { metadata: { note: 'x'.repeat(501) } } }))).toBe('/problems/validation-error');
+  });
+});

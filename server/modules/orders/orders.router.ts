@@ -70,7 +70,20 @@ export const ordersRouter = router({
         description: 'Changes some fields of an order: a merge patch (RFC 7396) or a JSON Patch (RFC 6902, all six operations). The patched order must be a valid PUT body and follows the same rules.',
         contentTypes: ['application/merge-patch+json', 'application/json-patch+json', 'application/json'],
       },
-      rest: { kind: 'item', patch: true, problems: [...writeProblems, 'forbidden'] },
+      rest: {
+        kind: 'item',
+        patch: {
+          examples: {
+            mergePatch: { address: '2 Side St, Springfield', discount_code: null, metadata: { gift_note: null } },
+            jsonPatch: [
+              { op: 'test', path: '/status', value: 'draft' },
+              { op: 'replace', path: '/items/0/quantity', value: 3 },
+              { op: 'add', path: '/items/-', value: { product_id: 42, quantity: 1 } },
+            ],
+          },
+        },
+        problems: [...writeProblems, 'forbidden'],
+      },
     })
     .input(OrderPatch)
     .output(Order)

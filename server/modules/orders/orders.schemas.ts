@@ -11,6 +11,8 @@ import {
   MAX_QUANTITY,
   Metadata,
   metadataFilter,
+  patchInput,
+  type MetadataMergePatch,
   PageQuery,
   pageExample,
   queryList,
@@ -219,31 +221,13 @@ export const PatchedOrderDocument = OrderDocument.extend({
 export const OrderReplace = OrderDocument.extend({ id: Id });
 export type OrderReplace = z.infer<typeof OrderReplace>;
 
-export const PATCH_FORMATS = ['merge-patch', 'json-patch'] as const;
-
 /**
  * A merge patch (RFC 7396): members of the order's writable document; `null` removes a nullable
  * one, and a metadata key set to `null` is removed (the others are kept).
  */
-export type OrderMergePatch = Omit<z.input<typeof OrderDocument>, 'metadata'> & { metadata?: Record<string, string | null> | null };
+export type OrderMergePatch = Omit<z.input<typeof OrderDocument>, 'metadata'> & { metadata?: MetadataMergePatch };
 
-/** One operation of a JSON Patch (RFC 6902). */
-export type JsonPatchOperation =
-  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
-  | { op: 'remove'; path: string }
-  | { op: 'move' | 'copy'; from: string; path: string };
-
-export const OrderPatch = z.strictObject({
-  id: Id,
-  format: z.enum(PATCH_FORMATS).meta({ description: 'merge-patch (RFC 7396) or json-patch (RFC 6902).' }),
-  // Typed for callers (the input type), checked by the service (orders.patch.ts), which takes it
-  // as `unknown`: a malformed document is 400 and a result that is no valid order 422, which a
-  // schema here could not tell apart.
-  document: z
-    .custom<OrderMergePatch | JsonPatchOperation[]>()
-    .transform((document): unknown => document)
-    .meta({ description: 'The patch document: an object (merge-patch) or an array of operations (json-patch).' }),
-});
+export const OrderPatch = patchInput<OrderMergePatch>();
 export type OrderPatch = z.infer<typeof OrderPatch>;
 
 /** The order list's sorts (docs/api.md#lists-and-paging): a field, `-` for descending; the id breaks ties. */

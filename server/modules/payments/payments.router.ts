@@ -1,6 +1,6 @@
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
-import { Payment, PaymentInput, PaymentList, PaymentListQuery } from './payments.schemas.ts';
+import { Payment, PaymentInput, PaymentList, PaymentListQuery, PaymentMergePatch, PaymentPatch } from './payments.schemas.ts';
 import * as payments from './payments.service.ts';
 
 // Customers pay their own orders (the service confines them), admins any, service clients with
@@ -8,10 +8,13 @@ import * as payments from './payments.service.ts';
 // part of an order's story, so services read them with orders:read.
 const payer = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'payments:write' });
 const reader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:read' });
+// A payment's metadata is the integrator's (docs/api.md#payments): admins and service clients
+// write it; a customer pays but never annotates the payment.
+const annotator = procedureFor({ roles: ['admin', 'service'], scope: 'payments:write' });
 const tags = ['payments'];
 
 // Payments are never cached (docs/api.md#caching): reads say no-store; writes always do.
-// A payment changes only by its refunds, which set its updated_at (its Last-Modified).
+// A payment changes only by its refunds and its metadata, which set its updated_at (its Last-Modified).
 export const paymentsRouter = router({
   create: payer
     .meta({
@@ -50,4 +53,34 @@ export const paymentsRouter = router({
     .input(PaymentListQuery)
     .output(PaymentList)
     .query(({ ctx, input }) => payments.listPayments({ db: ctx.db, caller: ctx.caller, query: input, cursors: ctx.cursors })),
+
+  patch: annotator
+    .meta({
+      openapi: {
+        method: 'PATCH',
+        path: '/payments/{id}',
+        tags,
+        summary: "Patch a payment's metadata (admins and service clients)",
+        description: "Changes a payment's `metadata`, and nothing else: a merge patch (RFC 7396; keys merge one by one, a key set to null is removed) or a JSON Patch (RFC 6902) that touches only `/metadata` (any other member changed is 422 naming it). Money never moves by it; a patch that changes nothing changes nothing (same ETag, no event).",
+        contentTypes: ['application/merge-patch+json', 'application/json-patch+json', 'application/json'],
+      },
+      rest: {
+        kind: 'item',
+        patch: {
+          mergePatch: PaymentMergePatch,
+          examples: {
+            mergePatch: { metadata: { erp_id: 'ERP-1042', gift_note: null } },
+            jsonPatch: [
+              { op: 'test', path: '/metadata/erp_id', value: 'ERP-1042' },
+              { op: 'replace', path: '/metadata/erp_id', value: 'ERP-2001' },
+              { op: 'remove', path: '/metadata/gift_note' },
+            ],
+          },
+        },
+        problems: ['not-found', 'conflict', 'precondition-failed'],
+      },
+    })
+    .input(PaymentPatch)
+    .output(Payment)
+    .mutation(({ ctx, input }) => payments.patchPayment({ db: ctx.db, input, preconditions: ctx.preconditions })),
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PAYMENT_METHODS } from '../../db/schema.ts';
-import { Currency, Id, Link, listOf, MAX_ORDER_TOTAL, Metadata, PageQuery, pageExample, requestExample, responseExample, Timestamp } from '../common.schemas.ts';
+import { Currency, Id, Link, listOf, MAX_ORDER_TOTAL, Metadata, MetadataMergePatch, PageQuery, pageExample, patchInput, requestExample, responseExample, Timestamp } from '../common.schemas.ts';
 
 export const PaymentMethod = z.enum(PAYMENT_METHODS).meta({ id: 'PaymentMethod', description: 'card, bank_transfer or wallet.' });
 
@@ -37,11 +37,24 @@ export const Payment = z
     status: z.literal('captured').meta({ description: 'Payments are captured at once; refunds leave it captured and raise `amount_refunded`.' }),
     metadata: Metadata,
     created_at: Timestamp,
-    updated_at: Timestamp.meta({ description: 'Its last refund; its creation until then.' }),
+    updated_at: Timestamp.meta({ description: 'Its last change (a refund, or its metadata); its creation until then.' }),
     _links: PaymentLinks,
   })
   .meta({ id: 'Payment' });
 export type Payment = z.infer<typeof Payment>;
+
+/**
+ * PATCH (docs/api.md#payments): a payment's metadata is all that changes; the merge patch names
+ * only `metadata`, and a JSON Patch may touch nothing else (422 naming the member otherwise).
+ */
+export const PaymentMergePatch = z.strictObject({ metadata: MetadataMergePatch }).meta({ id: 'PaymentMergePatch' });
+export type PaymentMergePatch = z.input<typeof PaymentMergePatch>;
+
+export const PaymentPatch = patchInput<PaymentMergePatch>();
+export type PaymentPatch = z.infer<typeof PaymentPatch>;
+
+/** What a patch of a payment must leave: valid metadata (left out or removed, it is empty). */
+export const PatchedPaymentMetadata = z.object({ metadata: Metadata.optional() });
 
 export const PaymentListQuery = z
   .strictObject({

@@ -12,14 +12,17 @@ import { statement } from '../../db/statements.ts';
 import { orders, payments } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../errors/db-errors.ts';
-import type { Page } from '../common.schemas.ts';
+import { assertChangesOnly, parsePatched, patcherFor, type PatchLimits } from '../../lib/patch-documents.ts';
+import { assertIfMatch } from '../../lib/preconditions.ts';
+import type { Preconditions } from '../../trpc/context.ts';
+import { sameMetadata, type Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import { orderTotal } from '../orders/orders.representation.ts';
 import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
 import { awaitsPayment, isPaid, type OrderStatus } from '../orders/orders.rules.ts';
 import { paymentEvents } from './payments.events.ts';
-import { paymentColumns, toPayment, type PaymentRow } from './payments.representation.ts';
-import type { Payment, PaymentInput, PaymentListQuery } from './payments.schemas.ts';
+import { paymentColumns, paymentFields, toPayment, type PaymentRow } from './payments.representation.ts';
+import { PatchedPaymentMetadata, Payment, type PaymentInput, type PaymentListQuery, type PaymentPatch } from './payments.schemas.ts';
 
 interface Access {
   db: Db;
@@ -102,6 +105,35 @@ export async function getPayment({ db, caller, id }: Access & { id: number }): P
     .where(and(eq(payments.id, id), visibleTo(caller)));
   if (!row) throw notFound(id);
   return fromRow(row);
+}
+
+/** A payment is a dozen members and at most 50 metadata pairs: far below these bounds (lib/patch-documents.ts). */
+const PAYMENT_PATCH_LIMITS: PatchLimits = { operations: 200, nodes: 500, textChars: 64 * 1024, noun: 'payment' };
+
+/**
+ * PATCH (docs/api.md#payments): the patch applies to the payment's representation, and only its
+ * metadata may differ afterwards. Only the payment row is locked: a refund locks its order first,
+ * then the payment, so taking the payment alone cannot deadlock with one. A patch that changes
+ * nothing changes nothing (no event, the same ETag).
+ */
+export async function patchPayment({ db, input, preconditions }: { db: Db; input: PaymentPatch; preconditions: Preconditions }): Promise<Payment> {
+  const patch = patcherFor(input, PAYMENT_PATCH_LIMITS);
+  return transaction(db, async (tx) => {
+    const [current] = await tx.select(paymentColumns).from(payments).where(eq(payments.id, input.id)).for('update');
+    if (!current) throw notFound(input.id);
+    const [order] = await tx.select({ status: orders.status }).from(orders).where(eq(orders.id, current.orderId));
+    if (!order) throw notFound(input.id);
+    const before = toPayment(current, order.status);
+    assertIfMatch(preconditions, Payment, before);
+    const patched = patch(before);
+    assertChangesOnly(before, patched, ['metadata'], 'payment');
+    const metadata = parsePatched(PatchedPaymentMetadata, patched).metadata ?? {};
+    if (sameMetadata(current.metadata, metadata)) return before;
+    const [row] = await tx.update(payments).set({ metadata, updatedAt: new Date() }).where(eq(payments.id, input.id)).returning(paymentColumns);
+    if (!row) throw notFound(input.id);
+    await paymentEvents.record(tx, { type: 'payment.updated', object: paymentFields(row), previous: paymentFields(current) });
+    return toPayment(row, order.status);
+  });
 }
 
 /** Newest first, like the other lists; `order_id` narrows to one order's payments. */

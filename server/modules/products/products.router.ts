@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { procedureFor, publicProcedure, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
-import { Product, ProductInput, ProductList, ProductListQuery, ProductReplace } from './products.schemas.ts';
+import { Product, ProductInput, ProductList, ProductListQuery, ProductPatch, ProductReplace } from './products.schemas.ts';
 import * as products from './products.service.ts';
 
 // Admins, and service clients holding products:write; anyone reads the catalogue.
@@ -47,6 +47,35 @@ export const productsRouter = router({
     .input(ProductReplace)
     .output(Product)
     .mutation(({ ctx, input }) => products.replaceProduct({ db: ctx.db, input, preconditions: ctx.preconditions })),
+
+  patch: writer
+    .meta({
+      openapi: {
+        method: 'PATCH',
+        path: '/products/{id}',
+        tags: ['products'],
+        summary: 'Patch a product (admin; merge patch or JSON Patch)',
+        description: 'Changes some fields of a product: a merge patch (RFC 7396; `metadata` merges key by key, a key set to null is removed) or a JSON Patch (RFC 6902). The patched product must be a valid PUT body and follows the same rules; a patch that changes nothing changes nothing (same ETag, no event).',
+        contentTypes: ['application/merge-patch+json', 'application/json-patch+json', 'application/json'],
+      },
+      rest: {
+        kind: 'item',
+        patch: {
+          examples: {
+            mergePatch: { price: 1799, metadata: { supplier: 'ACME', shelf: null } },
+            jsonPatch: [
+              { op: 'test', path: '/price', value: 1999 },
+              { op: 'replace', path: '/price', value: 1799 },
+              { op: 'add', path: '/metadata/supplier', value: 'ACME' },
+            ],
+          },
+        },
+        problems: ['not-found', 'gone', 'duplicate-resource', 'conflict', 'precondition-failed'],
+      },
+    })
+    .input(ProductPatch)
+    .output(Product)
+    .mutation(({ ctx, input }) => products.patchProduct({ db: ctx.db, input, preconditions: ctx.preconditions })),
 
   delete: writer
     .meta({

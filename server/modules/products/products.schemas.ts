@@ -7,6 +7,8 @@ import {
   MAX_STOCK,
   Metadata,
   PageQuery,
+  patchInput,
+  type MetadataMergePatch,
   pageExample,
   readOnly,
   requestExample,
@@ -62,6 +64,18 @@ export const ProductReplace = z.strictObject({
   updated_at: readOnly(Timestamp),
 });
 export type ProductReplace = z.infer<typeof ProductReplace>;
+
+/**
+ * What a patch must leave (docs/api.md#writes): a PUT body, whose `id` is read-only (the path
+ * names the product) and whose defaulted fields a patch may not remove (`currency: null` is 422).
+ */
+export const PatchedProductDocument = ProductReplace.extend({ id: readOnly(Id), currency: Currency, stock: Stock });
+
+/** A merge patch (RFC 7396): members of the PUT body; a metadata key set to `null` is removed. */
+export type ProductMergePatch = Partial<Omit<z.input<typeof ProductReplace>, 'metadata'>> & { metadata?: MetadataMergePatch };
+
+export const ProductPatch = patchInput<ProductMergePatch>();
+export type ProductPatch = z.infer<typeof ProductPatch>;
 
 const sortPattern = new RegExp(`^-?(${SORT_FIELDS.join('|')})(,-?(${SORT_FIELDS.join('|')}))*$`);
 

@@ -4,12 +4,16 @@ import { statement, statements } from '../../db/statements.ts';
 import { products, productSearchText } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../errors/db-errors.ts';
+import { parsePatched, patcherFor, type PatchLimits } from '../../lib/patch-documents.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
 import { iso, sameMetadata, type Page } from '../common.schemas.ts';
 import { keyPlaceholders, keysetCondition, keysetOrder, keyValues, pageOf, readPageRequest, limitOffset, type CursorCodec, type PageRequest, type SortTerm } from '../paging.ts';
 import { productEvents } from './products.events.ts';
-import { Product, type ProductInput, type ProductListQuery, type ProductReplace } from './products.schemas.ts';
+import { PatchedProductDocument, Product, type ProductInput, type ProductListQuery, type ProductPatch, type ProductReplace } from './products.schemas.ts';
+
+/** A product is a dozen members and at most 50 metadata pairs: far below these bounds (lib/patch-documents.ts). */
+const PRODUCT_PATCH_LIMITS: PatchLimits = { operations: 200, nodes: 500, textChars: 64 * 1024, noun: 'product' };
 
 /** The columns a product is read with: its representation, and whether it is archived. */
 export const productColumns = {
@@ -231,13 +235,24 @@ async function lockLiveProduct(tx: Db, id: number, preconditions: Preconditions)
   return row;
 }
 
-export async function replaceProduct({ db, input, preconditions }: { db: Db; input: ProductReplace; preconditions: Preconditions }): Promise<Product> {
-  const { id, sku, name, description, category, price, currency, stock } = input;
-  // PUT replaces the metadata: omitted, it becomes empty.
-  const metadata = input.metadata ?? {};
+/**
+ * PUT and PATCH: `documentOf` gives the full writable document from the product as it is, read
+ * under its lock (a PUT ignores it, a patch applies to it). Nothing changes when the document
+ * says what is stored: no event, the same ETag.
+ */
+async function writeProduct(
+  { db, id, preconditions }: { db: Db; id: number; preconditions: Preconditions },
+  documentOf: (current: Product) => Omit<ProductReplace, 'id'>,
+): Promise<Product> {
+  let sku: string | undefined;
   try {
     return await transaction(db, async (tx) => {
       const current = await lockLiveProduct(tx, id, preconditions);
+      const document = documentOf(toProduct(current));
+      const { name, description, category, price, currency, stock } = document;
+      sku = document.sku;
+      // PUT replaces the metadata: omitted, it becomes empty.
+      const metadata = document.metadata ?? {};
       const next = { sku, name, description: description ?? null, category, price, currency, stock };
       const unchanged = (Object.keys(next) as (keyof typeof next)[]).every((key) => current[key] === next[key]) && sameMetadata(current.metadata, metadata);
       if (unchanged) return toProduct(current);
@@ -252,9 +267,19 @@ export async function replaceProduct({ db, input, preconditions }: { db: Db; inp
       return product;
     });
   } catch (error) {
-    if (isUniqueViolation(error, 'products_sku_key')) throw duplicateSku(sku);
+    if (sku !== undefined && isUniqueViolation(error, 'products_sku_key')) throw duplicateSku(sku);
     throw error;
   }
+}
+
+export function replaceProduct({ db, input, preconditions }: { db: Db; input: ProductReplace; preconditions: Preconditions }): Promise<Product> {
+  return writeProduct({ db, id: input.id, preconditions }, () => input);
+}
+
+/** PATCH: the patch applies to the product's representation; the result must be a valid PUT body. */
+export function patchProduct({ db, input, preconditions }: { db: Db; input: ProductPatch; preconditions: Preconditions }): Promise<Product> {
+  const patch = patcherFor(input, PRODUCT_PATCH_LIMITS);
+  return writeProduct({ db, id: input.id, preconditions }, (current) => parsePatched(PatchedProductDocument, patch(current)));
 }
 
 /** DELETE archives: orders keep referring to the product; reads answer 410, a second DELETE 404. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { procedureFor, publicProcedure, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
-import { User, UserInput, UserList, UserListQuery, UserReplace } from './users.schemas.ts';
+import { User, UserInput, UserList, UserListQuery, UserPatch, UserReplace } from './users.schemas.ts';
 import * as users from './users.service.ts';
 
 // People reach their own user (admins any); a service client reads any user with users:read and
@@ -61,6 +61,35 @@ export const usersRouter = router({
     .input(UserReplace)
     .output(User)
     .mutation(({ ctx, input }) => users.replaceUser({ db: ctx.db, caller: ctx.caller, input, preconditions: ctx.preconditions })),
+
+  patch: writer
+    .meta({
+      openapi: {
+        method: 'PATCH',
+        path: '/users/{id}',
+        tags: ['users'],
+        summary: 'Patch a user (yourself, or any as admin; merge patch or JSON Patch)',
+        description: 'Changes some fields of a user: a merge patch (RFC 7396; `metadata` merges key by key, a key set to null is removed) or a JSON Patch (RFC 6902). The patched user must be a valid PUT body and follows the same rules (`current_password` to change your own email or password, roles by admins only); a patch that changes nothing changes nothing (same ETag, no event).',
+        contentTypes: ['application/merge-patch+json', 'application/json-patch+json', 'application/json'],
+      },
+      rest: {
+        kind: 'item',
+        patch: {
+          examples: {
+            mergePatch: { name: 'Ada King', metadata: { crm_id: 'C-1042', newsletter: null } },
+            jsonPatch: [
+              { op: 'test', path: '/name', value: 'Ada Lovelace' },
+              { op: 'replace', path: '/name', value: 'Ada King' },
+              { op: 'add', path: '/metadata/crm_id', value: 'C-1042' },
+            ],
+          },
+        },
+        problems: ['not-found', 'duplicate-resource', 'conflict', 'precondition-failed'],
+      },
+    })
+    .input(UserPatch)
+    .output(User)
+    .mutation(({ ctx, input }) => users.patchUser({ db: ctx.db, caller: ctx.caller, input, preconditions: ctx.preconditions })),
 
   delete: writer
     .meta({

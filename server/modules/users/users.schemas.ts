@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Id, listOf, Metadata, PageQuery, pageExample, readOnly, requestExample, responseExample, text, Timestamp } from '../common.schemas.ts';
+import { Id, listOf, Metadata, PageQuery, pageExample, patchInput, readOnly, requestExample, responseExample, text, Timestamp, type MetadataMergePatch } from '../common.schemas.ts';
 
 export const UserRole = z.enum(['customer', 'admin']).meta({ id: 'UserRole', description: 'customer or admin.' });
 
@@ -69,6 +69,18 @@ export const UserReplace = z.strictObject({
   updated_at: readOnly(Timestamp),
 });
 export type UserReplace = z.infer<typeof UserReplace>;
+
+/** What a patch must leave (docs/api.md#writes): a PUT body whose `id` is read-only (the path names the user). */
+export const PatchedUserDocument = UserReplace.extend({ id: readOnly(Id) });
+
+/**
+ * A merge patch (RFC 7396): members of the PUT body (`password` and `current_password` too: they
+ * are in no representation, so a patch adds them); a metadata key set to `null` is removed.
+ */
+export type UserMergePatch = Partial<Omit<z.input<typeof UserReplace>, 'metadata'>> & { metadata?: MetadataMergePatch };
+
+export const UserPatch = patchInput<UserMergePatch>();
+export type UserPatch = z.infer<typeof UserPatch>;
 
 // No input at all is the first page: `list()` needs no `{}`.
 export const UserListQuery = z.strictObject({ ...PageQuery }).prefault({});

@@ -6,11 +6,12 @@ import { transaction, type Db } from '../../db/client.ts';
 import { orders, users } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../errors/db-errors.ts';
+import { parsePatched, patcherFor, type PatchLimits } from '../../lib/patch-documents.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
 import { iso, sameMetadata, type Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
-import { User, type UserInput, type UserListQuery, type UserReplace } from './users.schemas.ts';
+import { PatchedUserDocument, User, type UserInput, type UserListQuery, type UserPatch, type UserReplace } from './users.schemas.ts';
 import { userEvents } from './users.events.ts';
 import { revokeUserGrants } from './users.grants.ts';
 
@@ -137,36 +138,41 @@ const currentPasswordError = (message: string) =>
  * Changing one's own email or password takes the current password, so a stolen access token
  * alone cannot take the account over. An admin changing someone else's account needs none.
  */
-function needsCurrentPassword(caller: Caller, current: UserRecord, input: UserReplace): boolean {
+function needsCurrentPassword(caller: Caller, current: UserRecord, input: UserDocument): boolean {
   return isSelf(caller, current.id) && (input.email !== current.email || input.password !== undefined);
 }
 
-export async function replaceUser({
-  db,
-  caller,
-  input,
-  preconditions,
-}: {
-  db: Db;
-  caller: Caller;
-  input: UserReplace;
-  preconditions: Preconditions;
-}): Promise<User> {
-  const { id } = input;
+/**
+ * PUT and PATCH: `documentOf` gives the full writable document from the user as they are (a PUT
+ * ignores it, a patch applies to it). It runs twice: on a first read, so that the slow parts
+ * (hashing, checking the current password) run before the transaction and never hold a row lock,
+ * and again on the locked row, which decides. Nothing changes when the document says what is
+ * stored: no event, the same ETag.
+ */
+async function writeUser(
+  { db, caller, id, preconditions }: { db: Db; caller: Caller; id: number; preconditions: Preconditions },
+  documentOf: (current: User) => UserDocument,
+): Promise<User> {
   assertMayWrite(caller, id);
-  // The slow parts (hashing, checking the current password) run before the transaction so they
-  // never hold a row lock; the transaction re-checks that what they relied on still holds.
-  const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password);
   const [before] = await db.select(userColumns).from(users).where(eq(users.id, id));
   if (!before) throw notFound(id);
-  const checkedHash = await checkCurrentPassword(db, caller, before, input);
+  // A stale tag is 412 before a patch is tried on what the client has not seen (as for orders);
+  // the locked row is checked again below.
+  assertIfMatch(preconditions, User, toUser(before));
+  const first = documentOf(toUser(before));
+  const passwordHash = first.password === undefined ? undefined : await hashPassword(first.password);
+  const checkedHash = await checkCurrentPassword(db, caller, before, first);
   try {
     return await transaction(db, async (tx) => {
-      const demoting = input.role !== undefined && input.role !== 'admin';
+      const demoting = first.role !== undefined && first.role !== 'admin';
       let admins = demoting && (await isAdminRow(tx, id)) ? await lockAdmins(tx) : undefined;
       const [current] = await tx.select(userColumns).from(users).where(eq(users.id, id)).for('update');
       if (!current) throw notFound(id);
       assertIfMatch(preconditions, User, toUser(current));
+      const input = documentOf(toUser(current));
+      // A patch that reads the password differently from the row as it now is was hashed for
+      // another password: the client retries rather than the lock being held while hashing.
+      if (input.password !== first.password) throw new DomainError('conflict', `User ${id} changed while being written; send the request again.`);
       // The row may have changed since the check (its password, or the email now differs): the
       // locked row decides, and a hash already verified before the transaction is not verified twice.
       await checkCurrentPassword(tx, caller, current, input, checkedHash);
@@ -201,6 +207,22 @@ export async function replaceUser({
   }
 }
 
+/** The writable document of a user: a PUT body without its `id` (the path names the user). */
+type UserDocument = Omit<UserReplace, 'id'>;
+
+export function replaceUser({ db, caller, input, preconditions }: { db: Db; caller: Caller; input: UserReplace; preconditions: Preconditions }): Promise<User> {
+  return writeUser({ db, caller, id: input.id, preconditions }, () => input);
+}
+
+/** A user has a handful of members and at most 50 metadata pairs: far below these bounds (lib/patch-documents.ts). */
+const USER_PATCH_LIMITS: PatchLimits = { operations: 200, nodes: 500, textChars: 64 * 1024, noun: 'user' };
+
+/** PATCH: the patch applies to the user's representation; the result must be a valid PUT body. */
+export function patchUser({ db, caller, input, preconditions }: { db: Db; caller: Caller; input: UserPatch; preconditions: Preconditions }): Promise<User> {
+  const patch = patcherFor(input, USER_PATCH_LIMITS);
+  return writeUser({ db, caller, id: input.id, preconditions }, (current) => parsePatched(PatchedUserDocument, patch(current)));
+}
+
 /** The stored password hash of user `id`: read only to verify a password. */
 async function passwordHashOf(db: Db, id: number): Promise<string | undefined> {
   const [row] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, id));
@@ -215,7 +237,7 @@ async function checkCurrentPassword(
   db: Db,
   caller: Caller,
   current: UserRecord,
-  input: UserReplace,
+  input: UserDocument,
   verified?: string,
 ): Promise<string | undefined> {
   if (!needsCurrentPassword(caller, current, input)) return undefined;
