@@ -467,7 +467,7 @@ export type AppRouter = TRPCBuiltRouter<
       get: TRPCQueryProcedure<{
         input: {
           id: number;
-          expand?: ("customer" | "payments" | "fulfillments" | "items.product")[] | undefined;
+          expand?: ("customer" | "fulfillments" | "payments" | "items.product")[] | undefined;
         };
         output: {
           id: number;
@@ -598,7 +598,7 @@ export type AppRouter = TRPCBuiltRouter<
             [key: string]: string;
           } | undefined;
           sort?: "created_at" | "updated_at" | "total" | "-created_at" | "-updated_at" | "-total" | undefined;
-          expand?: ("customer" | "payments" | "fulfillments" | "items.product")[] | undefined;
+          expand?: ("customer" | "fulfillments" | "payments" | "items.product")[] | undefined;
         } | undefined;
         output: {
           data: {
@@ -996,9 +996,15 @@ export type AppRouter = TRPCBuiltRouter<
               created_at: string;
               updated_at: string;
             } | null | undefined;
-            address?: string | null | undefined;
-            discount_code?: string | null | undefined;
-            total?: number | undefined;
+            fulfillments?: {
+              id: number;
+              order_id: number;
+              status: "shipped" | "requested";
+              carrier: string | null;
+              tracking_number: string | null;
+              created_at: string;
+              updated_at: string;
+            }[] | undefined;
             payments?: {
               id: number;
               order_id: number;
@@ -1031,15 +1037,9 @@ export type AppRouter = TRPCBuiltRouter<
                 } | undefined;
               };
             }[] | undefined;
-            fulfillments?: {
-              id: number;
-              order_id: number;
-              status: "shipped" | "requested";
-              carrier: string | null;
-              tracking_number: string | null;
-              created_at: string;
-              updated_at: string;
-            }[] | undefined;
+            address?: string | null | undefined;
+            discount_code?: string | null | undefined;
+            total?: number | undefined;
             _links?: {
               self: {
                 href: string;
@@ -1726,7 +1726,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           name: string;
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
+          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "orders:read" | "orders:write" | "payments:write")[];
           redirect_uris?: string[] | undefined;
           first_party?: boolean | undefined;
           confidential?: boolean | undefined;
@@ -1735,7 +1735,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
+          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "orders:read" | "orders:write" | "payments:write")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;
@@ -1757,7 +1757,7 @@ export type AppRouter = TRPCBuiltRouter<
             name: string;
             redirect_uris: string[];
             grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-            scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
+            scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "orders:read" | "orders:write" | "payments:write")[];
             first_party: boolean;
             confidential: boolean;
             created_at: string;
@@ -1781,7 +1781,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
+          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "orders:read" | "orders:write" | "payments:write")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;

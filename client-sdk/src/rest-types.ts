@@ -1292,7 +1292,7 @@ export interface components {
              * @description The scope the operation needs.
              * @enum {string}
              */
-            scope: "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage";
+            scope: "clients:manage" | "events:read" | "fulfillments:write" | "orders:read" | "orders:write" | "payments:write" | "products:write" | "users:read" | "users:write" | "webhooks:manage";
         } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
         /** @description Forbidden (403): The caller is identified but has no right to the operation. See [/problems/forbidden](/problems/forbidden). */
         ForbiddenProblem: {
@@ -1594,7 +1594,7 @@ export interface components {
              */
             revocation_endpoint: string;
             /** @description Every scope. */
-            scopes_supported: ("orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
+            scopes_supported: ("clients:manage" | "events:read" | "fulfillments:write" | "orders:read" | "orders:write" | "payments:write" | "products:write" | "users:read" | "users:write" | "webhooks:manage")[];
             /** @description Only `code`. */
             response_types_supported: "code"[];
             /** @description Only `query`. */
@@ -1651,7 +1651,7 @@ export interface components {
          * @description An OAuth scope; the oauth2 security scheme says what each one grants.
          * @enum {string}
          */
-        Scope: "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage";
+        Scope: "clients:manage" | "events:read" | "fulfillments:write" | "orders:read" | "orders:write" | "payments:write" | "products:write" | "users:read" | "users:write" | "webhooks:manage";
         Product: {
             /**
              * @description Identifier assigned by the service.

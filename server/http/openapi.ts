@@ -10,7 +10,8 @@ import { webhooksSection } from './openapi-webhooks.ts';
 import type { AnyRouter } from '@trpc/server';
 import type { z } from 'zod';
 import { createDocument, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
-import { isPublic, SCOPES, type Policy, type Scope } from '../auth/policy.ts';
+import { isPublic, SCOPES, type Policy } from '../auth/policy.ts';
+import { scopeCatalogue, type Scope } from '../auth/scopes.ts';
 import { MAX_LISTED_ERRORS, problemTypes, type Problem, type ProblemSlug } from '../errors/problems.ts';
 import { unknownParameterError } from '../errors/unknown-parameters.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
@@ -48,19 +49,9 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   health: 'Liveness and readiness of the service and its database.',
 };
 
-/** What each OAuth scope grants (docs/api.md#scopes). */
-const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
-  'orders:read': 'Read orders, their payments and fulfillments (customers: their own).',
-  'orders:write': 'Create, change, confirm, cancel and delete orders (customers: their own).',
-  'fulfillments:write': 'Send paid orders to fulfillment and record shipments.',
-  'products:write': 'Create, replace and archive products.',
-  'payments:write': 'Pay confirmed orders; refund payments (admins and service clients).',
-  'users:read': 'Read users (customers: themselves).',
-  'users:write': 'Change and delete users (customers: themselves).',
-  'clients:manage': 'Register, list and remove OAuth clients (admins).',
-  'events:read': "Read every event (admins); an order's own events need only `orders:read`.",
-  'webhooks:manage': 'Add, change and remove webhook endpoints, rotate their secrets, read and retry their deliveries (admins).',
-};
+/** What each OAuth scope grants (docs/api.md#scopes), as its module declares it (`<name>.scopes.ts`). */
+const scopeDescriptions = (): Record<Scope, string> =>
+  Object.fromEntries([...scopeCatalogue()].map(([name, scope]) => [name, scope.description])) as Record<Scope, string>;
 
 const ROLE_NAMES = { customer: 'customers', admin: 'admins', service: 'service clients' } as const;
 
@@ -200,7 +191,8 @@ const PROBLEM_EXTENSIONS: Partial<Record<ProblemSlug, ProblemExtension>> = {
     },
   },
   'insufficient-scope': {
-    properties: { scope: { type: 'string', enum: [...SCOPES], description: 'The scope the operation needs.' } },
+    // SCOPES itself, not a copy: the modules declare their scopes as they load, maybe after this file.
+    properties: { scope: { type: 'string', enum: SCOPES, description: 'The scope the operation needs.' } },
     required: ['scope'],
     example: { detail: 'This operation needs the "orders:write" scope, which your access token does not grant.', scope: 'orders:write' },
   },
@@ -748,10 +740,10 @@ export function buildOpenApiDocument(router: AnyRouter, version: string, parts: 
                 authorizationUrl: '/oauth/authorize',
                 tokenUrl: '/oauth/token',
                 refreshUrl: '/oauth/token',
-                scopes: SCOPE_DESCRIPTIONS,
+                scopes: scopeDescriptions(),
               },
-              clientCredentials: { tokenUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS },
-              password: { tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS },
+              clientCredentials: { tokenUrl: '/oauth/token', scopes: scopeDescriptions() },
+              password: { tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: scopeDescriptions() },
             },
           },
         },

@@ -1,3 +1,4 @@
+import './clients.scopes.ts';
 import { z } from 'zod';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { Client, ClientIdParam, ClientInput, ClientList, ClientListQuery, CreatedClient } from './clients.schemas.ts';

@@ -1,3 +1,4 @@
+import './events.scopes.ts';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { Event, EventIdParam, EventList, EventListQuery, OrderEventListQuery } from './events.schemas.ts';
 import * as events from './events.service.ts';

@@ -1,3 +1,4 @@
+import './fulfillments.scopes.ts';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { Fulfillment, FulfillmentList, FulfillmentListQuery, FulfillmentParams, OrderIdParam, ShipmentInput } from './fulfillments.schemas.ts';
 import * as fulfillments from './fulfillments.service.ts';

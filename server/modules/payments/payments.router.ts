@@ -1,3 +1,4 @@
+import './payments.scopes.ts';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
 import { Payment, PaymentInput, PaymentList, PaymentListQuery } from './payments.schemas.ts';

@@ -1,3 +1,4 @@
+import './products.scopes.ts';
 import { z } from 'zod';
 import { procedureFor, publicProcedure, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';

@@ -1,3 +1,4 @@
+import './webhooks.scopes.ts';
 import { z } from 'zod';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
