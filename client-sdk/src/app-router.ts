@@ -1726,7 +1726,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           name: string;
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "orders:read" | "orders:write" | "payments:write")[];
+          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write")[];
           redirect_uris?: string[] | undefined;
           first_party?: boolean | undefined;
           confidential?: boolean | undefined;
@@ -1735,7 +1735,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "orders:read" | "orders:write" | "payments:write")[];
+          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;
@@ -1757,7 +1757,7 @@ export type AppRouter = TRPCBuiltRouter<
             name: string;
             redirect_uris: string[];
             grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-            scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "orders:read" | "orders:write" | "payments:write")[];
+            scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write")[];
             first_party: boolean;
             confidential: boolean;
             created_at: string;
@@ -1781,7 +1781,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "orders:read" | "orders:write" | "payments:write")[];
+          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;
@@ -2047,6 +2047,62 @@ export type AppRouter = TRPCBuiltRouter<
           last_attempt_at: string | null;
           next_attempt_at: string | null;
           created_at: string;
+        };
+        meta: object;
+      }>;
+    };
+    notes: {
+      /** Write a staff note on an order: `POST /api/v1/orders/{id}/notes` */
+      create: TRPCMutationProcedure<{
+        input: {
+          id: number;
+          body: string;
+        };
+        output: {
+          id: number;
+          order_id: number;
+          author_id: number | null;
+          body: string;
+          created_at: string;
+        };
+        meta: object;
+      }>;
+      /** Read one of an order's staff notes: `GET /api/v1/orders/{id}/notes/{noteId}` */
+      get: TRPCQueryProcedure<{
+        input: {
+          id: number;
+          noteId: number;
+        };
+        output: {
+          id: number;
+          order_id: number;
+          author_id: number | null;
+          body: string;
+          created_at: string;
+        };
+        meta: object;
+      }>;
+      /** List an order's staff notes, newest first: `GET /api/v1/orders/{id}/notes` */
+      list: TRPCQueryProcedure<{
+        input: {
+          id: number;
+          page?: number | undefined;
+          limit?: number | undefined;
+          cursor?: string | undefined;
+        };
+        output: {
+          data: {
+            id: number;
+            order_id: number;
+            author_id: number | null;
+            body: string;
+            created_at: string;
+          }[];
+          page: number;
+          limit: number;
+          has_more: boolean;
+          next_cursor: string | null;
+          prev_cursor: string | null;
         };
         meta: object;
       }>;
