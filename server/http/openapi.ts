@@ -15,6 +15,7 @@ import { scopeCatalogue, type Scope } from '../auth/scopes.ts';
 import { MAX_LISTED_ERRORS, problemTypes, type Problem, type ProblemSlug } from '../errors/problems.ts';
 import { unknownParameterError } from '../errors/unknown-parameters.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
+import { tagDescriptions } from '../lib/api-tags.ts';
 import { examples, Id, MAX_ORDER_TOTAL } from '../modules/common.schemas.ts';
 import { IDEMPOTENCY_HEADER, isCreatingOperation } from '../trpc/idempotency.ts';
 import { linksOf, operationIdOf } from './openapi-links.ts';
@@ -30,22 +31,8 @@ const problemPage = (slug: string) => `/problems/${slug}`;
 // ---------------------------------------------------------------------------------------------
 // Tags and scopes: what a reader of the docs page sees first.
 
-const TAG_DESCRIPTIONS: Record<string, string> = {
-  products:
-    'The catalogue. Anyone reads it; admins (or service clients with `products:write`) create, replace and archive products. An archived product answers 410 Gone.',
-  users:
-    'Accounts. Registration needs no token; customers read and change only themselves, admins everyone. Passwords are write-only.',
-  orders:
-    'Orders and their state machine: draft -> confirmed -> paid -> shipped -> delivered -> completed, or cancelled, or refunded. Customers see only their own orders; `_links` offers the moves the order allows.',
-  payments: "Paying a confirmed order (the amount must equal its total). Payments are never cached; a retried payment with its `Idempotency-Key` is never charged twice.",
-  refunds: 'Giving a payment back, in part or in full (admins, `payments:write`). A refund that leaves nothing of the payment refunds the order; a retried refund with its `Idempotency-Key` is never paid out twice.',
-  fulfillments: 'Shipping a paid order: send it to fulfillment (202), then record the shipment (the order becomes shipped).',
-  clients:
-    'OAuth 2.0 clients of the authorization server (`/oauth`): register, list and remove them (admins, `clients:manage`). A confidential client\'s secret is shown once.',
-  events:
-    "What changed, as it happened: every change writes an event in its own transaction (`order.paid`, `product.updated`...), kept 30 days. Admins and service clients with `events:read` read them all; whoever may read an order reads its timeline.",
-  webhooks:
-    'Events sent to your URL as they happen, signed per Standard Webhooks (docs/webhooks.md): endpoints with the event types they take, a secret shown once and rotated with 24 hours of overlap, and every delivery attempt (admins, `webhooks:manage`).',
+/** Tags the service itself adds; the modules declare theirs (lib/api-tags.ts). */
+const OWN_TAGS: Record<string, string> = {
   health: 'Liveness and readiness of the service and its database.',
 };
 
@@ -719,7 +706,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string, parts: 
       },
       // The origin the document is served from; every path carries its prefix.
       servers: [{ url: '/', description: 'This service (the origin serving this document).' }],
-      tags: [...tags.map((name) => ({ name, description: TAG_DESCRIPTIONS[name.toLowerCase()] ?? `Operations on ${name}.` })), ...parts.map((part) => part.tag)],
+      tags: [...tags.map((name) => ({ name, description: tagDescriptions().get(name) ?? OWN_TAGS[name] ?? `Operations on ${name}.` })), ...parts.map((part) => part.tag)],
       paths,
       components: {
         securitySchemes: {

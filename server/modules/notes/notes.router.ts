@@ -1,4 +1,5 @@
 import './notes.scopes.ts';
+import { declareTag } from '../../lib/api-tags.ts';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { NoteInput, NoteListQuery, NoteParams, OrderNote, OrderNoteList } from './notes.schemas.ts';
 import * as notes from './notes.service.ts';
@@ -6,7 +7,7 @@ import * as notes from './notes.service.ts';
 // Staff only: admins and service clients (a support tool) with notes:manage; a customer never
 // reads the notes on their order (docs/api.md#order-notes).
 const staff = procedureFor({ roles: ['admin', 'service'], scope: 'notes:manage' });
-const tags = ['notes'];
+const tags = [declareTag('notes', 'Staff notes on orders: admins and service clients with `notes:manage` annotate an order ("customer called"); a note is never changed, is deleted with its order, and is never shown to the order\'s customer.')];
 
 export const notesRouter = router({
   create: staff

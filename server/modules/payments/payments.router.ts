@@ -1,4 +1,5 @@
 import './payments.scopes.ts';
+import { declareTag } from '../../lib/api-tags.ts';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
 import { Payment, PaymentInput, PaymentList, PaymentListQuery } from './payments.schemas.ts';
@@ -9,7 +10,7 @@ import * as payments from './payments.service.ts';
 // part of an order's story, so services read them with orders:read.
 const payer = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'payments:write' });
 const reader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:read' });
-const tags = ['payments'];
+const tags = [declareTag('payments', "Paying a confirmed order (the amount must equal its total). Payments are never cached; a retried payment with its `Idempotency-Key` is never charged twice.")];
 
 // Payments are never cached (docs/api.md#caching): reads say no-store; writes always do.
 // A payment changes only by its refunds, which set its updated_at (its Last-Modified).
