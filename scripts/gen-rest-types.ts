@@ -50,7 +50,7 @@ function withoutPatternAllOf(value: unknown): unknown {
 
 export async function generateRestTypes(): Promise<string> {
   const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
-  const document = buildOpenApiDocument(appRouter, version, [oauthOpenApi]);
+  const document = buildOpenApiDocument(appRouter, version, [oauthOpenApi()]);
   // openapi-typescript reads a plain JSON document: drop anything JSON would not carry, the
   // request and response examples, which would repeat whole bodies in comments of every operation
   // (schemas keep their own examples; the docs page shows the rest), and pattern-only `allOf`s.

@@ -228,7 +228,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   registerHealth(app, { database, rateLimiter, lifecycle });
 
-  await registerDocs(app, { document: JSON.stringify(buildOpenApiDocument(appRouter, packageVersion, [oauthOpenApi])) });
+  await registerDocs(app, { document: JSON.stringify(buildOpenApiDocument(appRouter, packageVersion, [oauthOpenApi()])) });
 
   // The typed client's door: same procedures and context as REST, problems in the error `data`.
   // The typed client sends at most 50 calls a request (its `maxItems`); more than MAX_TRPC_BATCH get a 400.

@@ -1,6 +1,7 @@
 import { clientsRouter } from './modules/clients/clients.router.ts';
 import { eventsRouter } from './modules/events/events.router.ts';
 import { fulfillmentsRouter } from './modules/fulfillments/fulfillments.router.ts';
+import { notesRouter } from './modules/notes/notes.router.ts';
 import { ordersRouter } from './modules/orders/orders.router.ts';
 import { paymentsRouter } from './modules/payments/payments.router.ts';
 import { productsRouter } from './modules/products/products.router.ts';
@@ -19,6 +20,7 @@ export const appRouter = router({
   clients: clientsRouter,
   events: eventsRouter,
   webhooks: webhooksRouter,
+  notes: notesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -559,7 +559,7 @@ export type AppRouter = TRPCBuiltRouter<
       get: TRPCQueryProcedure<{
         input: {
           id: number;
-          expand?: ("customer" | "payments" | "fulfillments" | "items.product")[] | undefined;
+          expand?: ("customer" | "fulfillments" | "payments" | "items.product")[] | undefined;
         };
         output: {
           id: number;
@@ -690,7 +690,7 @@ export type AppRouter = TRPCBuiltRouter<
             [key: string]: string;
           } | undefined;
           sort?: "created_at" | "updated_at" | "total" | "-created_at" | "-updated_at" | "-total" | undefined;
-          expand?: ("customer" | "payments" | "fulfillments" | "items.product")[] | undefined;
+          expand?: ("customer" | "fulfillments" | "payments" | "items.product")[] | undefined;
         } | undefined;
         output: {
           data: {
@@ -1099,9 +1099,15 @@ export type AppRouter = TRPCBuiltRouter<
               created_at: string;
               updated_at: string;
             } | null | undefined;
-            address?: string | null | undefined;
-            discount_code?: string | null | undefined;
-            total?: number | undefined;
+            fulfillments?: {
+              id: number;
+              order_id: number;
+              status: "shipped" | "requested";
+              carrier: string | null;
+              tracking_number: string | null;
+              created_at: string;
+              updated_at: string;
+            }[] | undefined;
             payments?: {
               id: number;
               order_id: number;
@@ -1134,15 +1140,9 @@ export type AppRouter = TRPCBuiltRouter<
                 } | undefined;
               };
             }[] | undefined;
-            fulfillments?: {
-              id: number;
-              order_id: number;
-              status: "shipped" | "requested";
-              carrier: string | null;
-              tracking_number: string | null;
-              created_at: string;
-              updated_at: string;
-            }[] | undefined;
+            address?: string | null | undefined;
+            discount_code?: string | null | undefined;
+            total?: number | undefined;
             _links?: {
               self: {
                 href: string;
@@ -1874,7 +1874,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           name: string;
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
+          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write")[];
           redirect_uris?: string[] | undefined;
           first_party?: boolean | undefined;
           confidential?: boolean | undefined;
@@ -1883,7 +1883,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
+          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;
@@ -1905,7 +1905,7 @@ export type AppRouter = TRPCBuiltRouter<
             name: string;
             redirect_uris: string[];
             grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-            scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
+            scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write")[];
             first_party: boolean;
             confidential: boolean;
             created_at: string;
@@ -1929,7 +1929,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
+          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;
@@ -2195,6 +2195,62 @@ export type AppRouter = TRPCBuiltRouter<
           last_attempt_at: string | null;
           next_attempt_at: string | null;
           created_at: string;
+        };
+        meta: object;
+      }>;
+    };
+    notes: {
+      /** Write a staff note on an order: `POST /api/v1/orders/{id}/notes` */
+      create: TRPCMutationProcedure<{
+        input: {
+          id: number;
+          body: string;
+        };
+        output: {
+          id: number;
+          order_id: number;
+          author_id: number | null;
+          body: string;
+          created_at: string;
+        };
+        meta: object;
+      }>;
+      /** Read one of an order's staff notes: `GET /api/v1/orders/{id}/notes/{noteId}` */
+      get: TRPCQueryProcedure<{
+        input: {
+          id: number;
+          noteId: number;
+        };
+        output: {
+          id: number;
+          order_id: number;
+          author_id: number | null;
+          body: string;
+          created_at: string;
+        };
+        meta: object;
+      }>;
+      /** List an order's staff notes, newest first: `GET /api/v1/orders/{id}/notes` */
+      list: TRPCQueryProcedure<{
+        input: {
+          id: number;
+          page?: number | undefined;
+          limit?: number | undefined;
+          cursor?: string | undefined;
+        };
+        output: {
+          data: {
+            id: number;
+            order_id: number;
+            author_id: number | null;
+            body: string;
+            created_at: string;
+          }[];
+          page: number;
+          limit: number;
+          has_more: boolean;
+          next_cursor: string | null;
+          prev_cursor: string | null;
         };
         meta: object;
       }>;

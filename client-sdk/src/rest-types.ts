@@ -682,6 +682,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orders/{id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an order's staff notes, newest first
+         * @description An order's notes, newest first, paged; an order without any lists none.
+         *
+         *     **Access:** admins or service clients, with a token granting `notes:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        get: operations["notes-list"];
+        put?: never;
+        /**
+         * Write a staff note on an order
+         * @description Adds a note to an order (201 with its `Location`). Notes are never changed, are deleted with their order, and are never shown to the order's customer.
+         *
+         *     **Access:** admins or service clients, with a token granting `notes:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        post: operations["notes-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{id}/notes/{noteId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one of an order's staff notes
+         * @description Read one of an order's staff notes
+         *
+         *     **Access:** admins or service clients, with a token granting `notes:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
+         */
+        get: operations["notes-get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;
@@ -1208,6 +1258,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "order_note.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order_note.created: A staff note was written on an order.
+         * @description Sent to each enabled webhook endpoint whose `enabled_events` name `order_note.created`, `order_note.*` or `*`. Answer any 2xx within 10 s; anything else (a redirect too) is retried on the schedule; 410 disables the endpoint.
+         */
+        post: operations["webhook-order_note-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1330,7 +1400,7 @@ export interface components {
              * @description The scope the operation needs.
              * @enum {string}
              */
-            scope: "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage";
+            scope: "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write" | "products:write" | "users:read" | "users:write" | "webhooks:manage";
         } & WithRequired<components["schemas"]["Problem"], "type" | "status">;
         /** @description Forbidden (403): The caller is identified but has no right to the operation. See [/problems/forbidden](/problems/forbidden). */
         ForbiddenProblem: {
@@ -1632,7 +1702,7 @@ export interface components {
              */
             revocation_endpoint: string;
             /** @description Every scope. */
-            scopes_supported: ("orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage")[];
+            scopes_supported: ("clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write" | "products:write" | "users:read" | "users:write" | "webhooks:manage")[];
             /** @description Only `code`. */
             response_types_supported: "code"[];
             /** @description Only `query`. */
@@ -1701,7 +1771,7 @@ export interface components {
          * @description An OAuth scope; the oauth2 security scheme says what each one grants.
          * @enum {string}
          */
-        Scope: "orders:read" | "orders:write" | "fulfillments:write" | "products:write" | "payments:write" | "users:read" | "users:write" | "clients:manage" | "events:read" | "webhooks:manage";
+        Scope: "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write" | "products:write" | "users:read" | "users:write" | "webhooks:manage";
         Product: {
             /**
              * @description Identifier assigned by the service.
@@ -2325,6 +2395,40 @@ export interface components {
              */
             created_at: string;
         };
+        /** @description A staff note on an order: never shown to the order's customer, never changed once written. */
+        OrderNote: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            order_id: number;
+            /** @description The admin who wrote it; null for a service client, or once that user is deleted. */
+            author_id: number | null;
+            body: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+        };
+        OrderNoteList: {
+            data: components["schemas"]["OrderNote"][];
+            /** @description The page number; along cursors, counted from the page the first cursor came from. */
+            page: number;
+            limit: number;
+            /** @description Whether a next page exists (`next_cursor` and the Link header name it). */
+            has_more: boolean;
+            /** @description The `cursor` of the next page, or null on the last page. */
+            next_cursor: string | null;
+            /** @description The `cursor` of the previous page, or null on the first page (and on a page by number past the end). */
+            prev_cursor: string | null;
+        };
         /** @description Members to change; `null` removes a nullable member; an array replaces the whole array. Unknown members are refused (422). */
         ProductsPatchBody: {
             /**
@@ -2809,6 +2913,36 @@ export interface components {
             type?: "fulfillment.updated";
             data?: {
                 object: components["schemas"]["FulfillmentEventObject"];
+            };
+        };
+        /** @description A staff note on an order: never shown to the order's customer, never changed once written. */
+        OrderNoteEventObject: {
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            id: number;
+            /**
+             * @description Identifier assigned by the service.
+             * @example 17
+             */
+            order_id: number;
+            /** @description The admin who wrote it; null for a service client, or once that user is deleted. */
+            author_id: number | null;
+            body: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp.
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            created_at: string;
+        };
+        /** @description order_note.created: A staff note was written on an order. */
+        OrderNoteCreatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "order_note.created";
+            data?: {
+                object: components["schemas"]["OrderNoteEventObject"];
             };
         };
     };
@@ -11896,6 +12030,594 @@ export interface operations {
             };
         };
     };
+    "notes-list": {
+        parameters: {
+            query?: {
+                /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
+                page?: number;
+                /** @description Page size, 1-100 (default 20). */
+                limit?: number;
+                /** @description Where the page starts: the `next_cursor` or `prev_cursor` of a page of the same query (same filters and sort), unchanged. Keyset paging: no row repeated or skipped when rows are added between requests, and as fast deep down as on page 1 where an index holds the order. Any other value is 400 (longer than 1024 characters, 422). */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /** @description The order. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderNoteList"];
+                };
+            };
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "notes-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The order. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The note, 1 to 2000 characters.
+                     * @example Customer called: leave the parcel with the neighbour.
+                     */
+                    body: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Replayed: a request with this Idempotency-Key already succeeded; its stored result (same body, Location and ETag), nothing created again. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderNote"];
+                };
+            };
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderNote"];
+                };
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/idempotency-key-in-use`](/problems/idempotency-key-in-use) Idempotency key in use. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["IdempotencyKeyInUseProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/payload-too-large`](/problems/payload-too-large) Payload too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unsupported-media-type`](/problems/unsupported-media-type) Unsupported media type. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Accept-Post": components["headers"]["Accept-Post"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/validation-error`](/problems/validation-error) Validation failed; [`/problems/idempotency-key-mismatch`](/problems/idempotency-key-mismatch) Idempotency key reused with a different request. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationErrorProblem"] | components["schemas"]["IdempotencyKeyMismatchProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    "notes-get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Entity tags of representations the client has (or `*`); when one is current the answer is 304. Wins over If-Modified-Since; a value that is no tag list matches nothing. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description An HTTP date; when the resource has not changed since, the answer is 304. A value that is no HTTP date is ignored. */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /** @description The order. */
+                id: number;
+                /** @description The note. */
+                noteId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderNote"];
+                };
+            };
+            /** @description Not modified (If-None-Match / If-Modified-Since): no body; the representation the client has is current. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem: [`/problems/malformed-request`](/problems/malformed-request) Malformed request; [`/problems/unknown-parameter`](/problems/unknown-parameter) Unknown parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedRequestProblem"] | components["schemas"]["UnknownParameterProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/unauthorized`](/problems/unauthorized) Unauthorized. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/insufficient-scope`](/problems/insufficient-scope) Insufficient scope; [`/problems/forbidden`](/problems/forbidden) Forbidden. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-found`](/problems/not-found) Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/not-acceptable`](/problems/not-acceptable) Not acceptable. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotAcceptableProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/internal-error`](/problems/internal-error) Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/service-unavailable`](/problems/service-unavailable) Service unavailable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
     health: {
         parameters: {
             query?: never;
@@ -13485,6 +14207,49 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["FulfillmentUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled; nothing more is sent to it until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery has succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 s: the delivery is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order_note-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one far from your clock (the libraries allow 5 minutes). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the endpoint secret's bytes (after `whsec_`); two during the 24 hours after a rotation. Verify with a Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderNoteCreatedEvent"];
             };
         };
         responses: {

@@ -4,36 +4,20 @@
  * what an admitted caller may do with one particular order or user. Pure functions, no I/O.
  */
 import { DomainError } from '../errors/problems.ts';
+import { CUSTOMER_SCOPES, SCOPES, type Scope } from './scopes.ts';
 import { missingToken, type Caller, type Role, type UserCaller } from './tokens.ts';
 
-/**
- * The OAuth scopes (docs/api.md#scopes): the six the service began with, plus `users:write` (change or delete a user),
- * `clients:manage` (register and remove OAuth clients), `events:read` (every event) and `webhooks:manage`
- * (webhook endpoints and their deliveries), so that every non-public procedure names
- * the scope it needs and a token limited by its `scope` claim reaches nothing else.
- */
-export const SCOPES = [
-  'orders:read',
-  'orders:write',
-  'fulfillments:write',
-  'products:write',
-  'payments:write',
-  'users:read',
-  'users:write',
-  'clients:manage',
-  'events:read',
-  'webhooks:manage',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+export { SCOPES, type Scope } from './scopes.ts';
 
 /**
- * The scopes a person of each role can use: those of the procedures that admit the role
- * (test/api/policy-coverage.test.ts holds this to every procedure's policy). A person's token
- * names no other: a customer who signs in without asking for a scope gets these five, never
- * `products:write` or `clients:manage`, which no customer could use anyway.
+ * The scopes a person of each role can use: a customer those its modules declare for customers
+ * (`customers: true`, which test/api/policy-coverage.test.ts holds to every procedure's policy),
+ * an admin every one. A person's token names no other: a customer who signs in without asking
+ * for a scope never gets `products:write` or `clients:manage`, which no customer could use anyway.
+ * Read at run time: the modules declare their scopes as they load (auth/scopes.ts).
  */
 export const PERSON_SCOPES: Readonly<Record<'customer' | 'admin', readonly Scope[]>> = {
-  customer: ['orders:read', 'orders:write', 'payments:write', 'users:read', 'users:write'],
+  customer: CUSTOMER_SCOPES,
   admin: SCOPES,
 };
 

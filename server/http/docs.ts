@@ -41,7 +41,7 @@ const DOCS_CSP =
  * "Authorize" runs the authorization code flow with PKCE as the first-party docs client (made sure
  * of at start, redirecting only to this page's oauth2-redirect.html), every scope preselected.
  */
-const initScript = `window.ui = SwaggerUIBundle({
+const initScript = (): string => `window.ui = SwaggerUIBundle({
   url: '/api/openapi.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
@@ -91,7 +91,7 @@ export async function registerDocs(app: FastifyInstance, { document }: { documen
       .send(docsPage),
   );
   app.get('/api/docs/init.js', async (_request, reply) =>
-    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(initScript),
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(initScript()),
   );
   app.get('/api/docs/oauth2-redirect.html', async (_request, reply) =>
     reply

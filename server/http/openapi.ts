@@ -10,10 +10,12 @@ import { webhooksSection } from './openapi-webhooks.ts';
 import type { AnyRouter } from '@trpc/server';
 import type { z } from 'zod';
 import { createDocument, createSchema, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
-import { isPublic, SCOPES, type Policy, type Scope } from '../auth/policy.ts';
+import { isPublic, SCOPES, type Policy } from '../auth/policy.ts';
+import { scopeCatalogue, type Scope } from '../auth/scopes.ts';
 import { MAX_LISTED_ERRORS, problemTypes, type Problem, type ProblemSlug } from '../errors/problems.ts';
 import { unknownParameterError } from '../errors/unknown-parameters.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
+import { tagDescriptions } from '../lib/api-tags.ts';
 import { examples, Id, MAX_ORDER_TOTAL, MetadataMergePatch } from '../modules/common.schemas.ts';
 import { IDEMPOTENCY_HEADER, isCreatingOperation } from '../trpc/idempotency.ts';
 import type { PatchMeta } from '../trpc/meta.ts';
@@ -30,38 +32,14 @@ const problemPage = (slug: string) => `/problems/${slug}`;
 // ---------------------------------------------------------------------------------------------
 // Tags and scopes: what a reader of the docs page sees first.
 
-const TAG_DESCRIPTIONS: Record<string, string> = {
-  products:
-    'The catalogue. Anyone reads it; admins (or service clients with `products:write`) create, replace and archive products. An archived product answers 410 Gone.',
-  users:
-    'Accounts. Registration needs no token; customers read and change only themselves, admins everyone. Passwords are write-only.',
-  orders:
-    'Orders and their state machine: draft -> confirmed -> paid -> shipped -> delivered -> completed, or cancelled, or refunded. Customers see only their own orders; `_links` offers the moves the order allows.',
-  payments: "Paying a confirmed order (the amount must equal its total). Payments are never cached; a retried payment with its `Idempotency-Key` is never charged twice.",
-  refunds: 'Giving a payment back, in part or in full (admins, `payments:write`). A refund that leaves nothing of the payment refunds the order; a retried refund with its `Idempotency-Key` is never paid out twice.',
-  fulfillments: 'Shipping a paid order: send it to fulfillment (202), then record the shipment (the order becomes shipped).',
-  clients:
-    'OAuth 2.0 clients of the authorization server (`/oauth`): register, list and remove them (admins, `clients:manage`). A confidential client\'s secret is shown once.',
-  events:
-    "What changed, as it happened: every change writes an event in its own transaction (`order.paid`, `product.updated`...), kept 30 days. Admins and service clients with `events:read` read them all; whoever may read an order reads its timeline.",
-  webhooks:
-    'Events sent to your URL as they happen, signed per Standard Webhooks (docs/webhooks.md): endpoints with the event types they take, a secret shown once and rotated with 24 hours of overlap, and every delivery attempt (admins, `webhooks:manage`).',
+/** Tags the service itself adds; the modules declare theirs (lib/api-tags.ts). */
+const OWN_TAGS: Record<string, string> = {
   health: 'Liveness and readiness of the service and its database.',
 };
 
-/** What each OAuth scope grants (docs/api.md#scopes). */
-const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
-  'orders:read': 'Read orders, their payments and fulfillments (customers: their own).',
-  'orders:write': 'Create, change, confirm, cancel and delete orders (customers: their own).',
-  'fulfillments:write': 'Send paid orders to fulfillment and record shipments.',
-  'products:write': 'Create, replace and archive products.',
-  'payments:write': 'Pay confirmed orders; refund payments (admins and service clients).',
-  'users:read': 'Read users (customers: themselves).',
-  'users:write': 'Change and delete users (customers: themselves).',
-  'clients:manage': 'Register, list and remove OAuth clients (admins).',
-  'events:read': "Read every event (admins); an order's own events need only `orders:read`.",
-  'webhooks:manage': 'Add, change and remove webhook endpoints, rotate their secrets, read and retry their deliveries (admins).',
-};
+/** What each OAuth scope grants (docs/api.md#scopes), as its module declares it (`<name>.scopes.ts`). */
+const scopeDescriptions = (): Record<Scope, string> =>
+  Object.fromEntries([...scopeCatalogue()].map(([name, scope]) => [name, scope.description])) as Record<Scope, string>;
 
 const ROLE_NAMES = { customer: 'customers', admin: 'admins', service: 'service clients' } as const;
 
@@ -201,7 +179,8 @@ const PROBLEM_EXTENSIONS: Partial<Record<ProblemSlug, ProblemExtension>> = {
     },
   },
   'insufficient-scope': {
-    properties: { scope: { type: 'string', enum: [...SCOPES], description: 'The scope the operation needs.' } },
+    // SCOPES itself, not a copy: the modules declare their scopes as they load, maybe after this file.
+    properties: { scope: { type: 'string', enum: SCOPES, description: 'The scope the operation needs.' } },
     required: ['scope'],
     example: { detail: 'This operation needs the "orders:write" scope, which your access token does not grant.', scope: 'orders:write' },
   },
@@ -724,7 +703,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string, parts: 
       },
       // The origin the document is served from; every path carries its prefix.
       servers: [{ url: '/', description: 'This service (the origin serving this document).' }],
-      tags: [...tags.map((name) => ({ name, description: TAG_DESCRIPTIONS[name.toLowerCase()] ?? `Operations on ${name}.` })), ...parts.map((part) => part.tag)],
+      tags: [...tags.map((name) => ({ name, description: tagDescriptions().get(name) ?? OWN_TAGS[name] ?? `Operations on ${name}.` })), ...parts.map((part) => part.tag)],
       paths,
       components: {
         securitySchemes: {
@@ -745,10 +724,10 @@ export function buildOpenApiDocument(router: AnyRouter, version: string, parts: 
                 authorizationUrl: '/oauth/authorize',
                 tokenUrl: '/oauth/token',
                 refreshUrl: '/oauth/token',
-                scopes: SCOPE_DESCRIPTIONS,
+                scopes: scopeDescriptions(),
               },
-              clientCredentials: { tokenUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS },
-              password: { tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS },
+              clientCredentials: { tokenUrl: '/oauth/token', scopes: scopeDescriptions() },
+              password: { tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: scopeDescriptions() },
             },
           },
         },

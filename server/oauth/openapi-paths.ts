@@ -53,9 +53,10 @@ const parameter = (description: string, options: { required?: boolean; pattern?:
   description,
 });
 
-const scopeNames = `(${SCOPES.join('|')})`;
+// Read when the document is built: the modules declare their scopes as they load (auth/scopes.ts).
+const scopeNames = (): string => `(${SCOPES.join('|')})`;
 /** Known scope names separated by single spaces; empty is the same as leaving it out. */
-const SCOPE_LIST = `^(${scopeNames}( ${scopeNames})*)?$`;
+const scopeList = (): string => `^(${scopeNames()}( ${scopeNames()})*)?$`;
 
 const CLIENT_PARAMETERS = {
   client_id: parameter(
@@ -67,7 +68,7 @@ const CLIENT_PARAMETERS = {
 
 const scopeParameter = (within: string) =>
   parameter(`Scopes to grant, separated by spaces; only within ${within} (400 \`invalid_scope\` otherwise). Left out: all of them.`, {
-    pattern: SCOPE_LIST,
+    pattern: scopeList(),
   });
 
 interface Grant {
@@ -80,7 +81,7 @@ interface Grant {
 }
 
 /** One request schema per grant type (Record: a grant type the service adds must be described). */
-const GRANTS: Record<GrantType, Grant> = {
+const grants = (): Record<GrantType, Grant> => ({
   authorization_code: {
     schema: 'AuthorizationCodeGrant',
     summary: 'Authorization code with PKCE',
@@ -135,7 +136,7 @@ const GRANTS: Record<GrantType, Grant> = {
     required: ['username', 'password'],
     example: { grant_type: 'password', username: 'ada@example.com', password: 'correct-horse-battery', client_id: DEV_CLIENT_ID, scope: 'orders:read orders:write' },
   },
-};
+});
 
 function grantSchema(grantType: GrantType, grant: Grant): Json {
   return {
@@ -147,12 +148,12 @@ function grantSchema(grantType: GrantType, grant: Grant): Json {
   };
 }
 
-const grantEntries = Object.entries(GRANTS) as [GrantType, Grant][];
+const grantEntries = (): [GrantType, Grant][] => Object.entries(grants()) as [GrantType, Grant][];
 
 const TOKEN_REQUEST: Json = {
   description: 'A grant: `grant_type` and its parameters, with the client\'s own when it does not use HTTP Basic.',
-  oneOf: grantEntries.map(([, grant]) => schemaRef(grant.schema)),
-  discriminator: { propertyName: 'grant_type', mapping: Object.fromEntries(grantEntries.map(([type, grant]) => [type, `#/components/schemas/${grant.schema}`])) },
+  oneOf: grantEntries().map(([, grant]) => schemaRef(grant.schema)),
+  discriminator: { propertyName: 'grant_type', mapping: Object.fromEntries(grantEntries().map(([type, grant]) => [type, `#/components/schemas/${grant.schema}`])) },
 };
 
 const REVOCATION_REQUEST: Json = {
@@ -179,9 +180,9 @@ function requestBody(description: string, schema: Json, examples: Record<string,
 // Answers.
 
 /** `scope` answered: the granted scope names, separated by single spaces. */
-const GRANTED_SCOPE = `^${scopeNames}( ${scopeNames})*$`;
+const grantedScope = (): string => `^${scopeNames()}( ${scopeNames()})*$`;
 
-const TOKEN_RESPONSE: Json = {
+const tokenResponse = (): Json => ({
   type: 'object',
   description: 'RFC 6749 section 5.1. Never cached (`Cache-Control: no-store`).',
   required: ['access_token', 'token_type', 'expires_in', 'scope'],
@@ -199,7 +200,7 @@ const TOKEN_RESPONSE: Json = {
       description:
         "For a user's tokens when the client may use the `refresh_token` grant (never for `client_credentials`). Single use: each renewal answers a new one.",
     },
-    scope: { type: 'string', pattern: GRANTED_SCOPE, description: 'The scopes granted, separated by spaces.' },
+    scope: { type: 'string', pattern: grantedScope(), description: 'The scopes granted, separated by spaces.' },
   },
   example: {
     access_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxNyIsInJvbGUiOiJjdXN0b21lciJ9.dBjftJeZ4CVPmB92K27uhbUJU1p1rwW1gFWFOEjXk',
@@ -208,7 +209,7 @@ const TOKEN_RESPONSE: Json = {
     refresh_token: 'eki2oU6N5u3qGkq1N7R2qB4sPpU0yT8cVxWm9aZdLfE',
     scope: 'orders:read orders:write',
   },
-};
+});
 
 /** What each RFC 6749 error code says (Record: a code the service adds must be described). */
 const ERROR_CODES: Record<OAuthErrorCode, string> = {
@@ -361,13 +362,13 @@ const tokenOperation: Json = {
   requestBody: requestBody(
     'The grant: `grant_type` and its parameters.',
     schemaRef('TokenRequest'),
-    Object.fromEntries(grantEntries.map(([type, grant]) => [type, { summary: grant.summary, value: grant.example }])),
+    Object.fromEntries(grantEntries().map(([type, grant]) => [type, { summary: grant.summary, value: grant.example }])),
   ),
   responses: {
     '200': {
       description: 'The tokens.',
       headers: { ...ALWAYS, ...NO_STORE },
-      content: { 'application/json': { schema: schemaRef('TokenResponse'), example: TOKEN_RESPONSE.example } },
+      content: { 'application/json': { schema: schemaRef('TokenResponse'), example: tokenResponse().example } },
       links: {
         'oauth-token': {
           operationId: 'oauth-token',
@@ -423,7 +424,8 @@ const METADATA_MEMBERS: Record<keyof Metadata, string> = {
   service_documentation: 'This API\'s documentation (`/api/docs`).',
 };
 
-const METADATA_EXAMPLE = metadataDocument('https://orders.example.com', { signUp: true });
+// Built when the document is: `scopes_supported` lists the scopes the modules declare as they load.
+const metadataExample = () => metadataDocument('https://orders.example.com', { signUp: true });
 /** Members present only with some settings (the others are always there). */
 const OPTIONAL_MEMBERS = new Set(['prompt_values_supported']);
 
@@ -433,14 +435,14 @@ function memberSchema(value: unknown, description: string): Json {
   return { type: 'string', format: 'uri', description };
 }
 
-const METADATA_SCHEMA: Json = {
+const metadataSchema = (example = metadataExample()): Json => ({
   type: 'object',
   description: 'Authorization server metadata (RFC 8414 section 2).',
   required: Object.keys(METADATA_MEMBERS).filter((name) => !OPTIONAL_MEMBERS.has(name)),
-  properties: Object.fromEntries(Object.entries(METADATA_MEMBERS).map(([name, text]) => [name, memberSchema(METADATA_EXAMPLE[name as keyof Metadata], text)])),
-};
+  properties: Object.fromEntries(Object.entries(METADATA_MEMBERS).map(([name, text]) => [name, memberSchema(example[name as keyof Metadata], text)])),
+});
 
-const metadataOperation: Json = {
+const metadataOperation = (): Json => ({
   operationId: 'oauth-metadata',
   tags: [OAUTH_TAG],
   summary: 'Authorization server metadata',
@@ -450,7 +452,7 @@ const metadataOperation: Json = {
     '200': {
       description: 'The metadata.',
       headers: { ...ALWAYS, 'Cache-Control': { description: '`public, max-age=300`.', schema: { type: 'string', const: 'public, max-age=300' } } },
-      content: { 'application/json': { schema: schemaRef('AuthorizationServerMetadata'), example: METADATA_EXAMPLE } },
+      content: { 'application/json': { schema: schemaRef('AuthorizationServerMetadata'), example: metadataExample() } },
     },
     '429': {
       description: `Problem: [\`${problemPage('rate-limited')}\`](${problemPage('rate-limited')}) ${problemTypes['rate-limited'].title}.`,
@@ -463,10 +465,13 @@ const metadataOperation: Json = {
       },
     },
   },
-};
+});
 
-/** What the authorization server adds to the OpenAPI document. */
-export const oauthOpenApi = {
+/**
+ * What the authorization server adds to the OpenAPI document; built when the document is, after
+ * the modules have declared their scopes.
+ */
+export const oauthOpenApi = () => ({
   tag: {
     name: OAUTH_TAG,
     description:
@@ -476,15 +481,15 @@ export const oauthOpenApi = {
   paths: {
     [TOKEN_PATH]: { post: tokenOperation },
     [REVOKE_PATH]: { post: revokeOperation },
-    [METADATA_PATH]: { get: metadataOperation },
+    [METADATA_PATH]: { get: metadataOperation() },
   },
   schemas: {
     TokenRequest: TOKEN_REQUEST,
-    ...Object.fromEntries(grantEntries.map(([type, grant]) => [grant.schema, grantSchema(type, grant)])),
+    ...Object.fromEntries(grantEntries().map(([type, grant]) => [grant.schema, grantSchema(type, grant)])),
     RevocationRequest: REVOCATION_REQUEST,
-    TokenResponse: TOKEN_RESPONSE,
+    TokenResponse: tokenResponse(),
     OAuthError: OAUTH_ERROR,
-    AuthorizationServerMetadata: METADATA_SCHEMA,
+    AuthorizationServerMetadata: metadataSchema(),
   } as Record<string, Json>,
   headers: {
     BasicChallenge: {
@@ -501,4 +506,4 @@ export const oauthOpenApi = {
         'as the user name and password. Public clients send `client_id` in the body instead; confidential ones may send `client_secret` there (`client_secret_post`).',
     },
   },
-} as const;
+} as const);

@@ -1,3 +1,5 @@
+import './clients.scopes.ts';
+import { declareTag } from '../../lib/api-tags.ts';
 import { z } from 'zod';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { Client, ClientIdParam, ClientInput, ClientList, ClientListQuery, CreatedClient } from './clients.schemas.ts';
@@ -6,7 +8,7 @@ import * as clients from './clients.service.ts';
 // Registering and removing OAuth clients decides who may ask for tokens: admins, and service
 // clients holding clients:manage.
 const manager = procedureFor({ roles: ['admin'], scope: 'clients:manage' });
-const tags = ['clients'];
+const tags = [declareTag('clients', 'OAuth 2.0 clients of the authorization server (`/oauth`): register, list and remove them (admins, `clients:manage`). A confidential client\'s secret is shown once.')];
 
 // A client changes only at start (the built-in ones) and is read rarely: reads revalidate.
 export const clientsRouter = router({

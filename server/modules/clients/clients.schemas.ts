@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SCOPES } from '../../auth/policy.ts';
+import { SCOPES, type Scope as ScopeName } from '../../auth/policy.ts';
 import { GRANT_TYPES } from '../../db/schema.ts';
 import { listOf, PageQuery, text, Timestamp } from '../common.schemas.ts';
 import { grantComplaints, redirectUriProblem } from './clients.rules.ts';
@@ -18,7 +18,17 @@ export const GrantType = z
   .enum(GRANT_TYPES)
   .meta({ id: 'GrantType', description: 'An OAuth 2.0 grant type (RFC 6749) the client may use at the token endpoint.' });
 
-export const Scope = z.enum(SCOPES).meta({ id: 'Scope', description: 'An OAuth scope; the oauth2 security scheme says what each one grants.' });
+/**
+ * Built on first use, not as this file loads: the modules declare their scopes as they load
+ * (auth/scopes.ts), and this one may load before them.
+ */
+let scopeEnum: z.ZodEnum<{ [S in ScopeName]: S }> | undefined;
+export const Scope = z.lazy(
+  () =>
+    (scopeEnum ??= z
+      .enum(SCOPES as readonly [ScopeName, ...ScopeName[]])
+      .meta({ id: 'Scope', description: 'An OAuth scope; the oauth2 security scheme says what each one grants.' })),
+);
 
 const RedirectUri = z
   .string()
@@ -39,6 +49,16 @@ const RedirectUri = z
 function noRepeats<T>(values: readonly T[], ctx: z.RefinementCtx, what: string): void {
   if (new Set(values).size !== values.length) ctx.addIssue({ code: 'custom', message: `must not repeat a ${what}` });
 }
+
+// Its longest is every scope once, known only once the modules have loaded (as Scope above).
+const scopeListSchema = () =>
+  z
+    .array(Scope)
+    .min(1)
+    .max(SCOPES.length)
+    .superRefine((scopes, ctx) => noRepeats(scopes, ctx, 'scope'))
+    .meta({ description: 'The most a token issued to this client may carry.', example: ['orders:read', 'orders:write'] });
+let scopeList: ReturnType<typeof scopeListSchema> | undefined;
 
 export const ClientInput = z
   .strictObject({
@@ -67,12 +87,7 @@ export const ClientInput = z
           'refresh_token only beside authorization_code or password.',
         example: ['authorization_code', 'refresh_token'],
       }),
-    scopes: z
-      .array(Scope)
-      .min(1)
-      .max(SCOPES.length)
-      .superRefine((scopes, ctx) => noRepeats(scopes, ctx, 'scope'))
-      .meta({ description: 'The most a token issued to this client may carry.', example: ['orders:read', 'orders:write'] }),
+    scopes: z.lazy(() => (scopeList ??= scopeListSchema())),
     first_party: z.boolean().default(false).meta({ description: 'One of our own apps: only these may use the password grant.' }),
     confidential: z
       .boolean()

@@ -1,3 +1,5 @@
+import './events.scopes.ts';
+import { declareTag } from '../../lib/api-tags.ts';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { Event, EventIdParam, EventList, EventListQuery, OrderEventListQuery } from './events.schemas.ts';
 import * as events from './events.service.ts';
@@ -6,7 +8,7 @@ import * as events from './events.service.ts';
 // timeline follows the order's own rule: whoever may read the order (customers their own).
 const reader = procedureFor({ roles: ['admin', 'service'], scope: 'events:read' });
 const orderReader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:read' });
-const tags = ['events'];
+const tags = [declareTag('events', "What changed, as it happened: every change writes an event in its own transaction (`order.paid`, `product.updated`...), kept 30 days. Admins and service clients with `events:read` read them all; whoever may read an order reads its timeline.")];
 
 export const eventsRouter = router({
   list: reader

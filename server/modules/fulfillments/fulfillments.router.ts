@@ -1,3 +1,5 @@
+import './fulfillments.scopes.ts';
+import { declareTag } from '../../lib/api-tags.ts';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { Fulfillment, FulfillmentList, FulfillmentListQuery, FulfillmentParams, OrderIdParam, ShipmentInput } from './fulfillments.schemas.ts';
 import * as fulfillments from './fulfillments.service.ts';
@@ -7,7 +9,7 @@ import * as fulfillments from './fulfillments.service.ts';
 // fulfillments (another's order is 404), services need orders:read.
 const writer = procedureFor({ roles: ['admin', 'service'], scope: 'fulfillments:write' });
 const reader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:read' });
-const tags = ['fulfillments'];
+const tags = [declareTag('fulfillments', 'Shipping a paid order: send it to fulfillment (202), then record the shipment (the order becomes shipped).')];
 const writeProblems = ['not-found', 'conflict', 'invalid-state-transition'] as const;
 
 export const fulfillmentsRouter = router({

@@ -1,3 +1,5 @@
+import './orders.scopes.ts';
+import { declareTag } from '../../lib/api-tags.ts';
 import { z } from 'zod';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
@@ -8,7 +10,7 @@ import * as orders from './orders.service.ts';
 // Customers on their own orders (the service confines them), admins, and service clients by scope.
 const reader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:read' });
 const writer = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:write' });
-const tags = ['orders'];
+const tags = [declareTag('orders', 'Orders and their state machine: draft -> confirmed -> paid -> shipped -> delivered -> completed, or cancelled, or refunded. Customers see only their own orders; `_links` offers the moves the order allows.')];
 const writeProblems = ['not-found', 'conflict', 'invalid-state-transition', 'insufficient-stock', 'precondition-failed'] as const;
 
 export const ordersRouter = router({

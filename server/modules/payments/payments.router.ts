@@ -1,3 +1,5 @@
+import './payments.scopes.ts';
+import { declareTag } from '../../lib/api-tags.ts';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
 import { Payment, PaymentInput, PaymentList, PaymentListQuery, PaymentMergePatch, PaymentPatch } from './payments.schemas.ts';
@@ -11,7 +13,7 @@ const reader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'o
 // A payment's metadata is the integrator's (docs/api.md#payments): admins and service clients
 // write it; a customer pays but never annotates the payment.
 const annotator = procedureFor({ roles: ['admin', 'service'], scope: 'payments:write' });
-const tags = ['payments'];
+const tags = [declareTag('payments', "Paying a confirmed order (the amount must equal its total). Payments are never cached; a retried payment with its `Idempotency-Key` is never charged twice.")];
 
 // Payments are never cached (docs/api.md#caching): reads say no-store; writes always do.
 // A payment changes only by its refunds and its metadata, which set its updated_at (its Last-Modified).

@@ -1,8 +1,12 @@
+import './products.scopes.ts';
+import { declareTag } from '../../lib/api-tags.ts';
 import { z } from 'zod';
 import { procedureFor, publicProcedure, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
 import { Product, ProductInput, ProductList, ProductListQuery, ProductPatch, ProductReplace } from './products.schemas.ts';
 import * as products from './products.service.ts';
+
+declareTag('products', 'The catalogue. Anyone reads it; admins (or service clients with `products:write`) create, replace and archive products. An archived product answers 410 Gone.');
 
 // Admins, and service clients holding products:write; anyone reads the catalogue.
 const writer = procedureFor({ roles: ['admin', 'service'], scope: 'products:write' });

@@ -1,4 +1,5 @@
 import { procedureFor, router } from '../../trpc/trpc.ts';
+import { declareTag } from '../../lib/api-tags.ts';
 import { Refund, RefundInput, RefundList, RefundListQuery, RefundParams } from './refunds.schemas.ts';
 import * as refunds from './refunds.service.ts';
 
@@ -7,7 +8,7 @@ import * as refunds from './refunds.service.ts';
 // own rule: customers read the refunds of their own orders' payments, services with orders:read.
 const refunder = procedureFor({ roles: ['admin', 'service'], scope: 'payments:write' });
 const reader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:read' });
-const tags = ['refunds'];
+const tags = [declareTag('refunds', 'Giving a payment back, in part or in full (admins, `payments:write`). A refund that leaves nothing of the payment refunds the order; a retried refund with its `Idempotency-Key` is never paid out twice.')];
 
 // Like payments, refunds are never cached (docs/api.md#caching).
 export const refundsRouter = router({

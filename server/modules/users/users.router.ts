@@ -1,8 +1,12 @@
+import './users.scopes.ts';
+import { declareTag } from '../../lib/api-tags.ts';
 import { z } from 'zod';
 import { procedureFor, publicProcedure, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
 import { User, UserInput, UserList, UserListQuery, UserPatch, UserReplace } from './users.schemas.ts';
 import * as users from './users.service.ts';
+
+declareTag('users', 'Accounts. Registration needs no token; customers read and change only themselves, admins everyone. Passwords are write-only.');
 
 // People reach their own user (admins any); a service client reads any user with users:read and
 // never changes one. A token limited by its `scope` claim needs users:read / users:write.

@@ -1,3 +1,5 @@
+import './webhooks.scopes.ts';
+import { declareTag } from '../../lib/api-tags.ts';
 import { z } from 'zod';
 import { procedureFor, router } from '../../trpc/trpc.ts';
 import { IdParam } from '../common.schemas.ts';
@@ -19,7 +21,7 @@ import * as webhooks from './webhooks.service.ts';
 // Admins, and service clients with webhooks:manage (docs/webhooks.md): an endpoint receives every
 // event it names, so managing one is as strong as reading every event.
 const manager = procedureFor({ roles: ['admin', 'service'], scope: 'webhooks:manage' });
-const tags = ['webhooks'];
+const tags = [declareTag('webhooks', 'Events sent to your URL as they happen, signed per Standard Webhooks (docs/webhooks.md): endpoints with the event types they take, a secret shown once and rotated with 24 hours of overlap, and every delivery attempt (admins, `webhooks:manage`).')];
 
 // Reads are never cached (deliveries change by the second); writes never are (docs/api.md#caching).
 export const webhooksRouter = router({

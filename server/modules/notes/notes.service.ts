@@ -1,0 +1,75 @@
+/**
+ * Staff notes on orders (docs/api.md#order-notes): admins and service clients annotate an order
+ * ("customer called", "address checked"); a note is written once and never changed, deleted with
+ * its order, and never shown to the order's customer. Writing one takes the order's lock, so a
+ * note never lands on an order being deleted.
+ */
+import { and, eq } from 'drizzle-orm';
+import type { Caller } from '../../auth/tokens.ts';
+import { transaction, type Db } from '../../db/client.ts';
+import { orders } from '../../db/schema.ts';
+import { DomainError } from '../../errors/problems.ts';
+import type { Page } from '../common.schemas.ts';
+import { lockOrder } from '../orders/orders.service.ts';
+import { keysetCondition, keysetOrder, limitOffset, pageOf, readPageRequest, type CursorCodec, type SortTerm } from '../paging.ts';
+import { noteEvents } from './notes.events.ts';
+import type { NoteInput, NoteListQuery, NoteParams, OrderNote } from './notes.schemas.ts';
+import { orderNotes } from './notes.table.ts';
+
+interface Access {
+  db: Db;
+  caller: Caller;
+}
+
+type NoteRow = typeof orderNotes.$inferSelect;
+
+const toNote = (row: NoteRow): OrderNote => ({
+  id: row.id,
+  order_id: row.orderId,
+  author_id: row.authorId,
+  body: row.body,
+  created_at: row.createdAt.toISOString(),
+});
+
+export async function addNote({ db, caller, input }: Access & { input: NoteInput }): Promise<OrderNote> {
+  return transaction(db, async (tx) => {
+    await lockOrder(tx, { id: input.id, caller });
+    const authorId = caller.role === 'service' ? null : caller.userId;
+    const [row] = await tx.insert(orderNotes).values({ orderId: input.id, authorId, body: input.body }).returning();
+    if (!row) throw new Error('note insert returned no row');
+    const note = toNote(row);
+    await noteEvents.record(tx, { type: 'order_note.created', object: note });
+    return note;
+  });
+}
+
+export async function getNote({ db, params }: Access & { params: NoteParams }): Promise<OrderNote> {
+  const [row] = await db
+    .select()
+    .from(orderNotes)
+    .where(and(eq(orderNotes.orderId, params.id), eq(orderNotes.id, params.noteId)));
+  if (!row) throw new DomainError('not-found', `Order ${params.id} has no note ${params.noteId}.`);
+  return toNote(row);
+}
+
+/** Newest first, like the other lists. */
+const noteOrder: SortTerm<{ createdAt: Date; id: number }>[] = [
+  { column: orderNotes.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
+  { column: orderNotes.id, kind: 'integer', descending: true, read: (row) => row.id },
+];
+
+export async function listNotes({ db, query, cursors }: Access & { query: NoteListQuery; cursors: CursorCodec }): Promise<Page<OrderNote>> {
+  const [order] = await db.select({ id: orders.id }).from(orders).where(eq(orders.id, query.id));
+  if (!order) throw new DomainError('not-found', `Order ${query.id} does not exist.`);
+  const binding = JSON.stringify(['order_notes', query.id]);
+  const request = readPageRequest(cursors, binding, noteOrder, query);
+  const { limit, offset } = limitOffset(request);
+  const rows = await db
+    .select()
+    .from(orderNotes)
+    .where(and(eq(orderNotes.orderId, query.id), request.direction === 'first' ? undefined : keysetCondition(noteOrder, request.direction, request.key)))
+    .orderBy(...keysetOrder(noteOrder, request.direction))
+    .limit(limit)
+    .offset(offset);
+  return pageOf({ codec: cursors, binding, terms: noteOrder, request }, rows, toNote);
+}

@@ -1,0 +1,15 @@
+/**
+ * The OAuth scopes payments procedures need (docs/api.md#scopes), declared here and collected into the
+ * one catalogue (server/auth/scopes.ts); `Scope` knows them at compile time through `DeclaredScopes`.
+ */
+import { declareScopes } from '../../auth/scopes.ts';
+
+export const paymentScopes = declareScopes({
+  'payments:write': { description: 'Pay confirmed orders; refund payments (admins and service clients).', customers: true },
+});
+
+declare module '../../auth/scopes.ts' {
+  interface DeclaredScopes {
+    payments: typeof paymentScopes;
+  }
+}
