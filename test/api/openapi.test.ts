@@ -1529,7 +1529,7 @@ const genericProbes: Record<number, Probe> = {
 const shared: Database = { ...t.database, close: async () => {} };
 const unlimited = { max: 1_000_000, timeWindow: '1 minute' };
 // An hour: the window never ends between the request that spends it and the probe after it.
-const limited = await buildApp({ database: shared, tokens: t.tokens, rateLimit: { max: 1, timeWindow: '1 hour' } });
+const limited = await buildApp({ database: shared, tokens: t.tokens, rateLimit: { max: 1, timeWindow: '1 hour' }, webhooks: { worker: false } });
 let failure: Error | undefined;
 /**
  * `target` whose every method throws `failure` while it is set; objects a method answers (a
@@ -1559,7 +1559,7 @@ const failing: Database = {
     return failure ? false : t.database.ping(timeoutMs);
   },
 };
-const broken = await buildApp({ database: failing, tokens: t.tokens, rateLimit: unlimited, oauth: { rateLimit: unlimited } });
+const broken = await buildApp({ database: failing, tokens: t.tokens, rateLimit: unlimited, oauth: { rateLimit: unlimited }, webhooks: { worker: false } });
 await Promise.all([limited.ready(), broken.ready()]);
 afterAll(async () => {
   await limited.close();
