@@ -117,7 +117,7 @@ const EnvSchema = z.object({
     .default('5,300,1800,7200,18000,36000,36000'),
   // `false`: this process delivers nothing (another instance, or a worker process, does).
   WEBHOOK_WORKER: z.enum(['true', 'false']).default('true'),
-  WEBHOOK_CONCURRENCY_PER_ENDPOINT: positiveInt.max(100).default(8),
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: positiveInt.max(100).default(16),
   WEBHOOK_POLL_INTERVAL_MS: positiveInt.min(10).max(60_000).default(500),
   // How long a claimed delivery is held; past it, another worker takes it (longer than the 10 s timeout).
   WEBHOOK_LEASE_SECONDS: positiveInt.min(15).max(3600).default(60),

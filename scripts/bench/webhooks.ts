@@ -11,7 +11,7 @@
  *
  *   npx tsx scripts/bench/webhooks.ts                                  # PGlite in memory
  *   DATABASE_URL=postgres://... npx tsx scripts/bench/webhooks.ts      # PostgreSQL (a scratch database, migrated: it writes events)
- *   EVENTS=5000 CONCURRENCY=8 npx tsx scripts/bench/webhooks.ts
+ *   EVENTS=5000 CONCURRENCY=16 npx tsx scripts/bench/webhooks.ts
  *   MODE=orders CLIENTS=16 SECONDS=10 DATABASE_URL=postgres://... npx tsx scripts/bench/webhooks.ts
  */
 import { once } from 'node:events';
@@ -28,7 +28,7 @@ import { productInput } from '../../test/helpers/products.ts';
 
 const mode = process.env.MODE ?? 'backlog';
 const events = Number(process.env.EVENTS ?? 2000);
-const concurrency = Number(process.env.CONCURRENCY ?? 8);
+const concurrency = Number(process.env.CONCURRENCY ?? 16);
 const clients = Number(process.env.CLIENTS ?? 16);
 const seconds = Number(process.env.SECONDS ?? 10);
 

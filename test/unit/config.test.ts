@@ -395,7 +395,7 @@ describe('webhooks (docs/webhooks.md): documented defaults, and bad values refus
       allowedHosts: [],
       retryScheduleSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
       worker: true,
-      concurrencyPerEndpoint: 8,
+      concurrencyPerEndpoint: 16,
       pollIntervalMs: 500,
       leaseSeconds: 60,
     });

@@ -47,7 +47,7 @@ export interface WebhookWorkerSettings {
 
 export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
   retryScheduleSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
-  concurrencyPerEndpoint: 8,
+  concurrencyPerEndpoint: 16,
   pollIntervalMs: 500,
   leaseSeconds: 60,
 };
