@@ -172,6 +172,23 @@ describe('what one caller may hold: docs/api.md#live-updates', () => {
   });
 });
 
+describe('a client gone before its stream began', () => {
+  it('a signal aborted while the stream was being set up ends it at once, and its place is freed', async () => {
+    const { live } = handFedHub(harness.db, { maxPerOwner: 1 });
+    const gone = new AbortController();
+    gone.abort();
+    const iterator = await changes(live, { role: 'customer', userId: aliceId }, { order_id: await confirmedOrder() }, gone.signal);
+    expect(await iterator.next()).toMatchObject({ done: true });
+    expect(live.subscribers).toBe(0);
+    // Its one place is free for the caller's next stream.
+    const next = await changes(live, { role: 'customer', userId: aliceId }, {});
+    const waiting = next.next();
+    await eventually(() => expect(live.subscribers).toBe(1));
+    live.endAll('closing');
+    await waiting.catch(() => undefined);
+  });
+});
+
 describe('a stream the hub ends: a retryable 503, the client resumes from the table', () => {
   it('a subscriber that falls behind (its queue full) gets what was queued, in order, then the 503', async () => {
     const { live, hear } = handFedHub(harness.db, { maxQueue: 2 });

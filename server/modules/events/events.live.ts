@@ -113,6 +113,8 @@ export async function* orderChanges({ db, live, caller, input, signal }: { db: D
   }
   const stop = () => subscriber.close();
   signal?.addEventListener('abort', stop, { once: true });
+  // A client gone while the order was read or the LISTEN made ready: its abort has fired already.
+  if (signal?.aborted === true) stop();
   try {
     // The ids sent from the table, in case they are heard live too: at most `resumeLimit`.
     const sent = new Set<string>();
