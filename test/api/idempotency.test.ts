@@ -201,6 +201,18 @@ const operations: Record<string, Operation> = {
       };
     },
   },
+  'notes.create': {
+    actors: adminActors,
+    scenario: async (t) => {
+      const owner = await t.createUser('customer');
+      const [order, another] = [await draftOf(t, owner), await draftOf(t, owner)];
+      return {
+        call: { url: api(`/orders/${order.id}/notes`), body: { body: 'Customer called: leave it with the neighbour.' } },
+        other: { url: api(`/orders/${another.id}/notes`), body: { body: 'Customer called: leave it with the neighbour.' } },
+        failing: { url: api(`/orders/${order.id}/notes`), body: { body: '' } },
+      };
+    },
+  },
 };
 
 const creating = restRoutes(appRouter).filter((route) => isCreatingOperation({ openapi: { method: route.method }, rest: route.rest }));
