@@ -241,6 +241,15 @@ describe('delivery to a receiver on a loopback socket, verified with standardweb
   });
 });
 
+/** No endpoint but one taking product.created, and one product event for it; answers the endpoint. */
+async function oneDeliveryTo(receiver: Receiver): Promise<WebhookEndpointBody> {
+  await deleteAllEndpoints();
+  receiver.received.length = 0;
+  const endpoint = await createEndpoint(t, { url: receiver.url, enabled_events: ['product.created'] });
+  await newProduct();
+  return endpoint;
+}
+
 describe('stop() waits for the round under way: a stopped worker leaves no delivery to be sent again', () => {
   let receiver: Receiver;
   beforeAll(async () => {
@@ -250,14 +259,10 @@ describe('stop() waits for the round under way: a stopped worker leaves no deliv
     await receiver.close();
   });
 
-  async function oneDelivery(): Promise<WebhookEndpointBody> {
-    await deleteAllEndpoints();
-    receiver.received.length = 0;
+  const oneDelivery = () => {
     receiver.answer(() => 200);
-    const endpoint = await createEndpoint(t, { url: receiver.url, enabled_events: ['product.created'] });
-    await newProduct();
-    return endpoint;
-  }
+    return oneDeliveryTo(receiver);
+  };
 
   it('a claim under way when stop() is called: stop() answers once its delivery is sent and recorded', async () => {
     const endpoint = await oneDelivery();
@@ -297,14 +302,7 @@ describe('retries follow WEBHOOK_RETRY_SCHEDULE; 410 disables; a redirect is a f
     await receiver.close();
   });
 
-  /** One endpoint taking product.created, and one product event for it; answers the endpoint. */
-  async function oneDelivery(): Promise<WebhookEndpointBody> {
-    await deleteAllEndpoints();
-    receiver.received.length = 0;
-    const endpoint = await createEndpoint(t, { url: receiver.url, enabled_events: ['product.created'] });
-    await newProduct();
-    return endpoint;
-  }
+  const oneDelivery = () => oneDeliveryTo(receiver);
 
   const secondsUntil = (iso: string | null) => (iso === null ? Number.NaN : (Date.parse(iso) - Date.now()) / 1000);
 
