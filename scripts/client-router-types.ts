@@ -59,16 +59,23 @@ export function generateRouterTypes(options: GenerateOptions = {}): string {
   const transformer = member(checker, rootTypes, 'transformer');
   const record = member(checker, def, trpc.record);
 
-  const problemsSource = sourceFile(program, problemsFile);
-  const problemTypes = checker.getExportsOfModule(moduleSymbol(checker, problemsSource)).find((s) => s.name === 'problemTypes');
-  if (!problemTypes) throw new RouterTypeError('server/errors/problems.ts exports no problemTypes');
-  const slugs = checker
-    .getPropertiesOfType(checker.getTypeOfSymbol(problemTypes))
-    .map((p) => JSON.stringify(p.name))
-    .sort();
 
   const usedKinds = new Set<string>();
   const body = printRecord(checker, printer, errorShape, record, [], 1, usedKinds, options.docs ?? new Map());
+  const problemsSource = sourceFile(program, problemsFile);
+  // After the router: resolving the declarations' `const` examples first would create literal
+  // types (order statuses) early and change the order TypeScript prints unions in.
+  // `ProblemSlug`: the core problems and every module's declared ones (DeclaredProblems), as the
+  // compiler resolves the union with the modules the router imports.
+  const slugSymbol = checker.getExportsOfModule(moduleSymbol(checker, problemsSource)).find((s) => s.name === 'ProblemSlug');
+  if (!slugSymbol) throw new RouterTypeError('server/errors/problems.ts exports no ProblemSlug');
+  const slugType = checker.getDeclaredTypeOfSymbol(slugSymbol);
+  const slugs = (slugType.isUnion() ? slugType.types : [slugType])
+    .map((t) => {
+      if (!t.isStringLiteral()) throw new RouterTypeError(`ProblemSlug has a member that is no string literal: ${checker.typeToString(t)}`);
+      return JSON.stringify(t.value);
+    })
+    .sort();
   const kindImports = [...usedKinds].sort().map((kind) => `TRPC${kind}Procedure`);
 
   return [

@@ -1062,7 +1062,6 @@ export type AppRouter = TRPCBuiltRouter<
             path: string;
           })[] | ({
             status?: string | undefined;
-            id?: number | undefined;
             items?: {
               product_id: number;
               quantity: number;
@@ -1084,6 +1083,7 @@ export type AppRouter = TRPCBuiltRouter<
                 updated_at: string;
               } | undefined;
             }[] | undefined;
+            id?: number | undefined;
             currency?: string | undefined;
             created_at?: string | undefined;
             updated_at?: string | undefined;
@@ -1874,7 +1874,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           name: string;
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write")[];
+          scopes: ("users:read" | "webhooks:manage" | "products:write" | "orders:read" | "orders:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "payments:write")[];
           redirect_uris?: string[] | undefined;
           first_party?: boolean | undefined;
           confidential?: boolean | undefined;
@@ -1883,7 +1883,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write")[];
+          scopes: ("users:read" | "webhooks:manage" | "products:write" | "orders:read" | "orders:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "payments:write")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;
@@ -1905,7 +1905,7 @@ export type AppRouter = TRPCBuiltRouter<
             name: string;
             redirect_uris: string[];
             grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-            scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write")[];
+            scopes: ("users:read" | "webhooks:manage" | "products:write" | "orders:read" | "orders:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "payments:write")[];
             first_party: boolean;
             confidential: boolean;
             created_at: string;
@@ -1929,7 +1929,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "webhooks:manage" | "products:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "orders:read" | "orders:write" | "payments:write")[];
+          scopes: ("users:read" | "webhooks:manage" | "products:write" | "orders:read" | "orders:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "payments:write")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;

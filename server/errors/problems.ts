@@ -1,6 +1,10 @@
 /**
  * The one catalogue of problem types (docs/api.md#errors) and the one mapping from a domain
  * error to an HTTP status and a problem-details body. Nothing else decides a status code.
+ * The problems every operation can meet are listed here; a module's own (an order's state
+ * transition, a refund beyond its payment) are declared in its `<name>.problems.ts` with
+ * `declareProblems`, which adds them to `DeclaredProblems` below, so `ProblemSlug` knows them at
+ * compile time and the catalogue at run time (docs/architecture.md#adding-a-module).
  */
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 
@@ -10,16 +14,33 @@ import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
  */
 export const MAX_LISTED_ERRORS = 20;
 
-interface ProblemType {
-  status: number;
-  title: string;
-  /** tRPC code used on `/trpc` and for callers without HTTP. */
-  code: TRPC_ERROR_CODE_KEY;
-  /** Explanation served at `/problems/<slug>`. */
-  description: string;
+/** A JSON Schema, as the OpenAPI document carries it. */
+export type JsonSchema = Readonly<Record<string, unknown>>;
+
+/** What the OpenAPI document says of the members a problem carries beside the RFC 9457 ones. */
+export interface ProblemMembers {
+  /** Each member's JSON Schema (`$ref`s point into the document's `#/components/schemas`). */
+  readonly properties?: Readonly<Record<string, JsonSchema>>;
+  readonly required?: readonly string[];
+  /** Whether it lists bad fields in `errors` (with `errors_total`), as a validation error does. */
+  readonly fieldErrors?: boolean;
+  /** An example body's `detail` and members. */
+  readonly example: Readonly<Record<string, unknown>> & { readonly detail: string };
 }
 
-export const problemTypes = {
+export interface ProblemType {
+  readonly status: number;
+  readonly title: string;
+  /** tRPC code used on `/trpc` and for callers without HTTP. */
+  readonly code: TRPC_ERROR_CODE_KEY;
+  /** Explanation served at `/problems/<slug>`. */
+  readonly description: string;
+  /** A module's problem describes its members and example here; the core ones in server/http/openapi.ts. */
+  readonly openapi?: ProblemMembers;
+}
+
+/** The problems any operation can meet (a module's own are declared beside it). */
+const coreProblems = {
   'malformed-request': {
     status: 400,
     title: 'Malformed request',
@@ -90,32 +111,6 @@ export const problemTypes = {
     title: 'Duplicate resource',
     code: 'CONFLICT',
     description: 'A resource with the same unique value (such as a product `sku` or a user `email`) already exists.',
-  },
-  'invalid-state-transition': {
-    status: 409,
-    title: 'Invalid state transition',
-    code: 'CONFLICT',
-    description:
-      'The order cannot move from its current status to the requested one. `current_status` and `requested_status` name the move; `allowed` lists the statuses it can move to by the same means (it may be empty).',
-  },
-  'insufficient-stock': {
-    status: 409,
-    title: 'Insufficient stock',
-    code: 'CONFLICT',
-    description: 'One or more order lines cannot be reserved from stock; nothing was reserved. `product_ids` names the products whose stock is short.',
-  },
-  'order-has-payment': {
-    status: 409,
-    title: 'Order has a payment',
-    code: 'CONFLICT',
-    description: 'An order that has a payment cannot be deleted.',
-  },
-  'refund-exceeds-payment': {
-    status: 422,
-    title: 'Refund exceeds payment',
-    code: 'UNPROCESSABLE_CONTENT',
-    description:
-      'The refund asks for more than remains of the payment (its `amount` less `amount_refunded`; nothing, once it is refunded in full). `amount_refundable` is what may still be refunded; nothing was written.',
   },
   'idempotency-key-in-use': {
     status: 409,
@@ -230,7 +225,42 @@ export const problemTypes = {
   },
 } as const satisfies Record<string, ProblemType>;
 
-export type ProblemSlug = keyof typeof problemTypes;
+/**
+ * Each module's problem declaration, by module name; a module adds its own with declaration
+ * merging in its `<name>.problems.ts`:
+ * `declare module '../../errors/problems.ts' { interface DeclaredProblems { orders: typeof orderProblems } }`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the modules' declaration merging
+export interface DeclaredProblems {}
+
+/** Every problem type: the core ones and those the modules declare. */
+export type ProblemSlug = keyof typeof coreProblems | { [Module in keyof DeclaredProblems]: keyof DeclaredProblems[Module] & string }[keyof DeclaredProblems];
+
+const catalogue = new Map<string, ProblemType>(Object.entries(coreProblems));
+
+/**
+ * Adds a module's problem types to the catalogue. The file that throws one imports its
+ * declaration, so the type is known wherever it can be thrown; a slug declared twice is a
+ * programming error.
+ */
+export function declareProblems<const T extends Readonly<Record<string, ProblemType>>>(declaration: T): T {
+  for (const [slug, type] of Object.entries(declaration)) {
+    if (catalogue.has(slug)) throw new Error(`problem type ${slug} is declared twice`);
+    if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(slug)) throw new Error(`problem type ${slug} is not a lower-case slug`);
+    catalogue.set(slug, type);
+  }
+  return declaration;
+}
+
+/** The type of `slug`; one no module declared (its problems file not loaded) is a programming error. */
+export function problemType(slug: ProblemSlug): ProblemType {
+  const type = catalogue.get(slug);
+  if (type === undefined) throw new Error(`problem type ${slug} is not declared: import its module's <name>.problems.ts`);
+  return type;
+}
+
+/** Every declared problem type by slug, core ones first. Read it at run time, once the modules have loaded. */
+export const problemCatalogue = (): ReadonlyMap<ProblemSlug, ProblemType> => catalogue as ReadonlyMap<ProblemSlug, ProblemType>;
 
 export interface FieldError {
   field: string;
@@ -292,7 +322,7 @@ export class DomainError extends Error {
   }
 
   get status(): number {
-    return problemTypes[this.slug].status;
+    return problemType(this.slug).status;
   }
 }
 
@@ -303,7 +333,7 @@ const problemTypeUri = (slug: ProblemSlug): string => `/problems/${slug}`;
  * shares MAX_LISTED_ERRORS among its calls); `errors_total` always counts them all.
  */
 export function problemBody(error: DomainError, instance?: string, requestId?: string, listed = MAX_LISTED_ERRORS): Problem {
-  const type = problemTypes[error.slug];
+  const type = problemType(error.slug);
   return {
     type: problemTypeUri(error.slug),
     title: type.title,
@@ -361,5 +391,5 @@ export function logFailure(log: FailureLog, problem: DomainError, fields: object
 }
 
 export function isProblemSlug(value: string): value is ProblemSlug {
-  return Object.hasOwn(problemTypes, value);
+  return catalogue.has(value);
 }

@@ -5,7 +5,7 @@
  */
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
-import { DomainError, problemBody, problemTypes, type ProblemSlug } from '../errors/problems.ts';
+import { DomainError, problemBody, problemType, type ProblemSlug } from '../errors/problems.ts';
 
 interface ClientError extends Error {
   code?: string;
@@ -36,7 +36,7 @@ export function answerClientError(error: ClientError, socket: Socket, log: Fasti
   }
   const { slug, detail } = problemFor(error);
   // No request line is logged for these (there is no request): this line stands for it.
-  log.info({ status: problemTypes[slug].status, problem: slug, code: error.code }, 'request refused before routing');
+  log.info({ status: problemType(slug).status, problem: slug, code: error.code }, 'request refused before routing');
   const problem = new DomainError(slug, detail);
   const body = JSON.stringify(problemBody(problem));
   socket.end(

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { SCOPES } from '../auth/policy.ts';
-import { isProblemSlug, problemTypes } from '../errors/problems.ts';
+import { isProblemSlug, problemType } from '../errors/problems.ts';
 import { DomainError } from '../errors/problems.ts';
 import { DOCS_CLIENT_ID } from '../modules/clients/clients.service.ts';
 import { registerMethodFallbacks } from './rest-adapter.ts';
@@ -106,7 +106,7 @@ export async function registerDocs(app: FastifyInstance, { document }: { documen
   app.get<{ Params: { slug: string } }>('/problems/:slug', async (request, reply) => {
     const { slug } = request.params;
     if (!isProblemSlug(slug)) throw new DomainError('not-found', `There is no problem type "${slug}".`);
-    const type = problemTypes[slug];
+    const type = problemType(slug);
     const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(type.title)} (${type.status}): order-service problem type</title></head>

@@ -12,11 +12,11 @@ import type { z } from 'zod';
 import { createDocument, createSchema, type oas31, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
 import { isPublic, SCOPES, type Policy } from '../auth/policy.ts';
 import { scopeCatalogue, type Scope } from '../auth/scopes.ts';
-import { MAX_LISTED_ERRORS, problemTypes, type Problem, type ProblemSlug } from '../errors/problems.ts';
+import { MAX_LISTED_ERRORS, problemType, type Problem, type ProblemSlug } from '../errors/problems.ts';
 import { unknownParameterError } from '../errors/unknown-parameters.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
 import { tagDescriptions } from '../lib/api-tags.ts';
-import { examples, Id, MAX_ORDER_TOTAL, MetadataMergePatch } from '../modules/common.schemas.ts';
+import { examples, Id, MetadataMergePatch } from '../modules/common.schemas.ts';
 import { IDEMPOTENCY_HEADER, isCreatingOperation } from '../trpc/idempotency.ts';
 import type { PatchMeta } from '../trpc/meta.ts';
 import { linksOf, operationIdOf } from './openapi-links.ts';
@@ -149,7 +149,6 @@ const fieldErrors = (minItems: number): Json => ({
 });
 // Each bad field takes a few bytes of the body (1 MiB by default), so fewer than a million.
 const errorsTotal: Json = { type: 'integer', minimum: 0, maximum: 1_048_576, description: 'How many bad fields there are, listed in `errors` or not.' };
-const orderStatus = ref('schemas', 'OrderStatus');
 
 interface ProblemExtension {
   properties: Record<string, Json>;
@@ -157,7 +156,10 @@ interface ProblemExtension {
   example: Json;
 }
 
-/** Members some problems carry beside the RFC 9457 ones (`DomainError` extensions and `errors`). */
+/**
+ * Members some core problems carry beside the RFC 9457 ones (`DomainError` extensions and
+ * `errors`); a module's problems describe their own where they are declared (`openapi`).
+ */
 const PROBLEM_EXTENSIONS: Partial<Record<ProblemSlug, ProblemExtension>> = {
   'malformed-request': {
     properties: { errors: fieldErrors(0), errors_total: errorsTotal },
@@ -184,48 +186,23 @@ const PROBLEM_EXTENSIONS: Partial<Record<ProblemSlug, ProblemExtension>> = {
     required: ['scope'],
     example: { detail: 'This operation needs the "orders:write" scope, which your access token does not grant.', scope: 'orders:write' },
   },
-  'invalid-state-transition': {
-    properties: {
-      current_status: { ...orderStatus, description: "The order's status now." },
-      requested_status: { ...orderStatus, description: 'The status asked for.' },
-      allowed: { type: 'array', items: orderStatus, uniqueItems: true, description: 'Where the order can go by the same means (may be empty).' },
-    },
-    required: ['current_status', 'requested_status', 'allowed'],
-    example: {
-      detail: 'Order 17 cannot move from draft to shipped.',
-      current_status: 'draft',
-      requested_status: 'shipped',
-      allowed: ['confirmed', 'cancelled'],
-    },
-  },
-  'refund-exceeds-payment': {
-    properties: {
-      amount_refundable: { type: 'integer', minimum: 0, maximum: MAX_ORDER_TOTAL, description: 'What may still be refunded of the payment (minor units; 0 once it is refunded in full).' },
-      errors: fieldErrors(1),
-      errors_total: errorsTotal,
-    },
-    required: ['amount_refundable'],
-    example: {
-      detail: 'The refund of 5000 exceeds what remains of payment 5 (2548 USD).',
-      amount_refundable: 2548,
-      errors: [{ field: 'amount', message: 'must be at most 2548, what remains of the payment' }],
-      errors_total: 1,
-    },
-  },
-  'insufficient-stock': {
-    properties: {
-      product_ids: { type: 'array', items: { type: 'integer', minimum: 1, maximum: 2_147_483_647 }, minItems: 1, description: 'Products whose stock is short.' },
-    },
-    required: ['product_ids'],
-    example: { detail: 'Not enough stock for product 42.', product_ids: [42] },
-  },
   'precondition-failed': {
     properties: { current_etag: { type: 'string', description: "The resource's current entity tag." } },
     example: { detail: 'The resource has changed since you read it: If-Match does not match its current ETag.', current_etag: '"3q2-7wEAAAA"' },
   },
 };
 
-/** Example details of the problems without members of their own. */
+/** The members of `slug`'s problem beside the RFC 9457 ones, wherever they are described. */
+function extensionOf(slug: ProblemSlug): ProblemExtension | undefined {
+  const core = PROBLEM_EXTENSIONS[slug];
+  if (core) return core;
+  const declared = problemType(slug).openapi;
+  if (!declared) return undefined;
+  const listed: Record<string, Json> = declared.fieldErrors ? { errors: fieldErrors(1), errors_total: errorsTotal } : {};
+  return { properties: { ...declared.properties, ...listed }, required: declared.required && [...declared.required], example: { ...declared.example } };
+}
+
+/** Example details of the core problems without members of their own. */
 const PROBLEM_DETAILS: Partial<Record<ProblemSlug, string>> = {
   unauthorized: 'The access token is missing, invalid or expired.',
   forbidden: 'Your role may not perform this operation.',
@@ -233,7 +210,6 @@ const PROBLEM_DETAILS: Partial<Record<ProblemSlug, string>> = {
   'not-acceptable': 'This API answers only application/json (and application/problem+json).',
   conflict: 'The request conflicts with the current state of the resource.',
   'duplicate-resource': 'A resource with this unique value already exists.',
-  'order-has-payment': 'Order 17 has a payment and cannot be deleted.',
   'idempotency-key-in-use': 'A request with this Idempotency-Key is still being processed; retry shortly.',
   'idempotency-key-mismatch': 'This Idempotency-Key was already used with a different request.',
   gone: 'The product was archived.',
@@ -247,8 +223,8 @@ const PROBLEM_DETAILS: Partial<Record<ProblemSlug, string>> = {
 const schemaName = (slug: string) => `${slug.replace(/(^|-)([a-z])/g, (_m, _dash: string, c: string) => c.toUpperCase())}Problem`;
 
 function problemSchema(slug: ProblemSlug): Json {
-  const type = problemTypes[slug];
-  const extension = PROBLEM_EXTENSIONS[slug];
+  const type = problemType(slug);
+  const extension = extensionOf(slug);
   return {
     allOf: [PROBLEM],
     type: 'object',
@@ -261,8 +237,8 @@ function problemSchema(slug: ProblemSlug): Json {
 const EXAMPLE_REQUEST_ID = '0d9c7b1e-4b3a-4c52-9a53-8f1e2d7c6b5a';
 
 function problemExample(slug: ProblemSlug, instance: string, route: RestRoute | undefined): Problem {
-  const type = problemTypes[slug];
-  const { detail = PROBLEM_DETAILS[slug] ?? `${type.title}.`, ...members } = PROBLEM_EXTENSIONS[slug]?.example ?? {};
+  const type = problemType(slug);
+  const { detail = PROBLEM_DETAILS[slug] ?? `${type.title}.`, ...members } = extensionOf(slug)?.example ?? {};
   const scope = route?.policy && !isPublic(route.policy) ? route.policy.scope : undefined;
   return {
     type: problemPage(slug),
@@ -298,7 +274,7 @@ function problemHeaders(slug: ProblemSlug, route: RestRoute | undefined): Header
 
 /** The problems one status can carry on one operation: their schemas, headers and examples. */
 function problemResponse(slugs: ProblemSlug[], instance: string, route: RestRoute | undefined): ZodOpenApiResponseObject {
-  const links = slugs.map((slug) => `[\`${problemPage(slug)}\`](${problemPage(slug)}) ${problemTypes[slug].title}`);
+  const links = slugs.map((slug) => `[\`${problemPage(slug)}\`](${problemPage(slug)}) ${problemType(slug).title}`);
   const schemas = slugs.map((slug) => ref('schemas', schemaName(slug)));
   const extra = [...new Set(slugs.flatMap((slug) => problemHeaders(slug, route)))];
   return {
@@ -347,13 +323,13 @@ function problemSlugs(route: RestRoute, creating: boolean): ProblemSlug[] {
 function problemResponses(slugs: readonly ProblemSlug[], instance: string, route: RestRoute | undefined): Record<string, ZodOpenApiResponseObject> {
   const byStatus = new Map<number, ProblemSlug[]>();
   for (const slug of slugs) {
-    const status: number = problemTypes[slug].status;
+    const status: number = problemType(slug).status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), slug]);
   }
   // The example of a status is its most telling problem: one with members of its own, then
   // one the operation names itself, then a generic one.
   const own = new Set<string>(route?.rest.problems ?? []);
-  const weight = (slug: ProblemSlug) => (PROBLEM_EXTENSIONS[slug] ? 2 : 0) + (own.has(slug) ? 1 : 0);
+  const weight = (slug: ProblemSlug) => (extensionOf(slug) ? 2 : 0) + (own.has(slug) ? 1 : 0);
   return Object.fromEntries(
     [...byStatus]
       .sort(([a], [b]) => a - b)

@@ -10,7 +10,7 @@
 import { SCOPES } from '../auth/policy.ts';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS } from '../auth/tokens.ts';
 import type { GrantType } from '../db/schema.ts';
-import { DomainError, problemBody, problemTypes } from '../errors/problems.ts';
+import { DomainError, problemBody, problemType } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import { DEV_CLIENT_ID, DEV_REDIRECT_URI } from '../modules/clients/clients.service.ts';
 import { UNKNOWN_CLIENT } from './client-auth.ts';
@@ -321,7 +321,7 @@ function errorResponses(errors: DomainError[], instance: string): Record<string,
         const slugs = [...new Set(outcomes.map((o) => o.domain.slug))];
         const headers = Object.fromEntries(outcomes.flatMap((o) => Object.keys(o.domain.headers).map((name) => documentedHeader(name))));
         const [first] = outcomes;
-        const kinds = slugs.map((slug) => `[\`${problemPage(slug)}\`](${problemPage(slug)}) ${problemTypes[slug].title}`);
+        const kinds = slugs.map((slug) => `[\`${problemPage(slug)}\`](${problemPage(slug)}) ${problemType(slug).title}`);
         return [
           String(status),
           {
@@ -455,7 +455,7 @@ const metadataOperation = (): Json => ({
       content: { 'application/json': { schema: schemaRef('AuthorizationServerMetadata'), example: metadataExample() } },
     },
     '429': {
-      description: `Problem: [\`${problemPage('rate-limited')}\`](${problemPage('rate-limited')}) ${problemTypes['rate-limited'].title}.`,
+      description: `Problem: [\`${problemPage('rate-limited')}\`](${problemPage('rate-limited')}) ${problemType('rate-limited').title}.`,
       headers: { ...ALWAYS, 'Cache-Control': headerRef('Cache-Control'), 'Retry-After': headerRef('Retry-After') },
       content: {
         'application/problem+json': {

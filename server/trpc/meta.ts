@@ -7,7 +7,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { z } from 'zod';
 import type { Policy } from '../auth/policy.ts';
 import type { Context } from './context.ts';
-import type { problemTypes } from '../errors/problems.ts';
+import type { ProblemSlug } from '../errors/problems.ts';
 import type { JsonPatchOperation } from '../lib/patch-documents.ts';
 
 /** How the REST facade answers a procedure, beside trpc-to-openapi's method and path. */
@@ -29,7 +29,7 @@ export interface RestMeta {
    */
   patch?: PatchMeta;
   /** Problem slugs this operation can answer besides the generic ones (for the OpenAPI document). */
-  problems?: readonly (keyof typeof problemTypes)[];
+  problems?: readonly ProblemSlug[];
   /**
    * Output fields shown only in the first answer of a creation (a client secret): never stored
    * with an `Idempotency-Key`, so a replay answers without them (server/trpc/idempotency.ts).

@@ -1,7 +1,7 @@
 import { getTRPCErrorFromUnknown, initTRPC, TRPCError } from '@trpc/server';
 import { PUBLIC, refusal, type RolePolicy } from '../auth/policy.ts';
 import type { Caller } from '../auth/tokens.ts';
-import { problemBody, problemTypes, type Problem } from '../errors/problems.ts';
+import { problemBody, problemType, type Problem } from '../errors/problems.ts';
 import { toDomainError, toQueryDomainError } from '../errors/to-domain-error.ts';
 import type { Context } from './context.ts';
 import { idempotent, isCreatingOperation } from './idempotency.ts';
@@ -41,7 +41,7 @@ export const createCallerFactory = t.createCallerFactory;
  */
 export function domainTrpcError(error: unknown): TRPCError {
   const domain = toDomainError(error);
-  return new TRPCError({ code: problemTypes[domain.slug].code, message: domain.message, cause: domain });
+  return new TRPCError({ code: problemType(domain.slug).code, message: domain.message, cause: domain });
 }
 
 /**

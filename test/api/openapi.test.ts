@@ -17,7 +17,7 @@ import { isPublic, SCOPES } from '../../server/auth/policy.ts';
 import { buildApp } from '../../server/app.ts';
 import type { Database } from '../../server/db/client.ts';
 import { GRANT_TYPES, ORDER_STATUSES } from '../../server/db/schema.ts';
-import { problemTypes, type ProblemSlug } from '../../server/errors/problems.ts';
+import { problemCatalogue, type ProblemSlug } from '../../server/errors/problems.ts';
 import { eventTypes } from '../../server/events/catalogue.ts';
 import { restRoutes } from '../../server/http/rest-routes.ts';
 import { API_PREFIX } from '../../server/lib/api-paths.ts';
@@ -1152,7 +1152,7 @@ describe('the document states the statuses the contract fixes (docs/api.md#write
         const slugs = slugsOf(response);
         expect(slugs.length, name).toBeGreaterThan(0);
         for (const slug of slugs) {
-          expect(problemTypes[slug]?.status, `${name}: ${slug}`).toBe(Number(code));
+          expect(problemCatalogue().get(slug)?.status, `${name}: ${slug}`).toBe(Number(code));
           expect(response.description, `${name} links /problems/${slug}`).toContain(`(/problems/${slug})`);
         }
         const example = media?.example as { type?: string; status?: number } | undefined;

@@ -4,6 +4,7 @@
  * and `transition` are the seams for neighbouring modules (payments, fulfillments): they change
  * an order inside their own transaction with the same rules.
  */
+import './orders.problems.ts';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { mayMoveTo, mayOrderFor, mayReadOrder, ownCustomerId } from '../../auth/policy.ts';
 import { invalidToken, type Caller } from '../../auth/tokens.ts';

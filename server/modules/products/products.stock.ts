@@ -3,6 +3,7 @@
  * today; fulfillments next). Each function runs inside the caller's transaction, so a reservation
  * is part of the write that needs it and rolls back with it.
  */
+import './products.problems.ts';
 import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { products } from '../../db/schema.ts';

@@ -5,6 +5,7 @@
  * order's lock serializes refunds of one payment, and the check `payments_refunded_within_amount`
  * refuses a sum beyond the payment even if something bypassed the lock.
  */
+import './refunds.problems.ts';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { statement } from '../../db/statements.ts';
