@@ -7,8 +7,8 @@ import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { z } from 'zod';
-import { orders, payments, products, refunds } from '../../server/db/schema.ts';
-import type { OrderStatus } from '../../server/modules/orders/orders.rules.ts';
+import { ORDER_STATUSES, orders, payments, products, refunds } from '../../server/db/schema.ts';
+import { isPaid, type OrderStatus } from '../../server/modules/orders/orders.rules.ts';
 import type { Order, OrderCreate, OrderItemInput, OrderList } from '../../server/modules/orders/orders.schemas.ts';
 import type { TestApp, TestUser } from './app.ts';
 import { createProduct, type ProductBody } from './products.ts';
@@ -73,7 +73,8 @@ export async function stockOf(t: TestApp, productId: number): Promise<number> {
   return row.stock;
 }
 
-const PAID_AND_LATER: readonly OrderStatus[] = ['paid', 'shipped', 'delivered', 'completed'];
+/** The statuses from paid on, in the order an order passes them (the one definition's order). */
+const PAID_AND_LATER: readonly OrderStatus[] = ORDER_STATUSES.filter(isPaid);
 
 /**
  * Moves `owner`'s draft on to `status` the way the service allows it: confirmed and cancelled by
