@@ -443,6 +443,9 @@ function buildOperation(route: RestRoute, routes: readonly RestRoute[]): ZodOpen
     requestParams,
     ...(requestBody ? { requestBody } : {}),
     responses,
+    // A list (docs/api.md#lists-and-paging): paged by `page` and `limit` or by the `cursor` its pages
+    // issue, never both. Tools can select the lists by it (scripts/schemathesis.toml does).
+    ...(route.rest.kind === 'list' ? { 'x-list': true } : {}),
   };
 }
 

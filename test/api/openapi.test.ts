@@ -1107,6 +1107,14 @@ describe('the document states the statuses the contract fixes (docs/api.md#write
     }
   });
 
+  it('marks exactly the lists `x-list: true`, the operations paged by a `cursor` (scripts/schemathesis.toml selects them by it)', () => {
+    const lists = operations.filter((op) => parametersOf(op).some((p) => p.in === 'query' && p.name === 'cursor'));
+    expect(lists.length).toBeGreaterThanOrEqual(12);
+    for (const op of operations) {
+      expect((op.operation as { 'x-list'?: unknown })['x-list'], `${op.method} ${op.path}`).toBe(lists.includes(op) ? true : undefined);
+    }
+  });
+
   it('every action POST documents the status the contract gives it', () => {
     for (const op of operations.filter((o) => o.method === 'POST' && !createsResource(o))) {
       expect(successCodes(op), `${op.method} ${op.path}`).toEqual([String(ACTION_POSTS[op.path])]);
