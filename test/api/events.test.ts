@@ -8,8 +8,10 @@ import { count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events, webhookDeliveries, webhookEndpoints } from '../../server/db/schema.ts';
 import { eventTypes } from '../../server/events/catalogue.ts';
+import { transaction } from '../../server/db/client.ts';
 import { purgeOldEvents } from '../../server/modules/events/events.service.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { onPostgres } from '../helpers/db.ts';
 import { EVENTS, orderEventsOf, readAllEvents, readEvents, timelineOf, withoutLinks, type EventBody } from '../helpers/events.ts';
 import { sendToFulfillment, shipOrder } from '../helpers/fulfillments.ts';
 import { createOrderScene, draftOrder, orderAction, patchOrder, putOrder, readOrder, ORDERS, type OrderBody, type OrderScene } from '../helpers/orders.ts';
@@ -325,6 +327,42 @@ describe('events are kept EVENT_RETENTION_DAYS, then purged in batches', () => {
     await t.db.update(webhookDeliveries).set({ state: 'failed', nextAttemptAt: null }).where(eq(webhookDeliveries.eventId, old));
     expect(await purgeOldEvents(t.db, 30)).toBe(1);
     expect(await t.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.eventId, old))).toEqual([]);
+    await t.db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, endpoint.id));
+  });
+
+  // Two connections at once: PostgreSQL only (PGlite has one).
+  it.runIf(onPostgres)('a delivery retried while the purge runs is kept, with its event (the purge neither loses it nor waits for it)', async () => {
+    const [endpoint] = await t.db
+      .insert(webhookEndpoints)
+      .values({ url: 'http://127.0.0.1:9/hooks', enabledEvents: ['order.*'], secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' })
+      .returning({ id: webhookEndpoints.id });
+    if (!endpoint) throw new Error('no endpoint');
+    const old = 'evt_retriedretriedretr';
+    await t.db.insert(events).values({ id: old, type: 'order.created', data: { object: { id: 1 } }, createdAt: sql`now() - interval '31 days'` });
+    await t.db.update(webhookDeliveries).set({ state: 'failed', nextAttemptAt: null }).where(eq(webhookDeliveries.eventId, old));
+
+    // A retry by hand (what retryDelivery writes) holds the delivery, uncommitted, while the purge runs.
+    let outcome: 'purge finished' | 'purge waited on a lock' | undefined;
+    await transaction(t.db, async (tx) => {
+      await tx.update(webhookDeliveries).set({ state: 'pending', nextAttemptAt: sql`now()` }).where(eq(webhookDeliveries.eventId, old));
+      const purge = purgeOldEvents(t.db, 30).then(() => 'purge finished' as const);
+      const waiting = (async () => {
+        for (let i = 0; i < 500; i += 1) {
+          // postgres.js answers an array of rows.
+          const [row] = (await t.db.execute(sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) as unknown as { n: number }[];
+          if ((row?.n ?? 0) > 0) return 'purge waited on a lock' as const;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        return undefined;
+      })();
+      outcome = await Promise.race([purge, waiting]);
+    });
+    expect(outcome).toBe('purge finished');
+    expect(await t.db.select({ state: webhookDeliveries.state }).from(webhookDeliveries).where(eq(webhookDeliveries.eventId, old))).toEqual([{ state: 'pending' }]);
+    expect(await t.db.select({ id: events.id }).from(events).where(eq(events.id, old))).toEqual([{ id: old }]);
+
+    await t.db.update(webhookDeliveries).set({ state: 'succeeded', nextAttemptAt: null }).where(eq(webhookDeliveries.eventId, old));
+    expect(await purgeOldEvents(t.db, 30)).toBe(1);
     await t.db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, endpoint.id));
   });
 });

@@ -5,7 +5,7 @@
  * Events are written by the modules that make the changes (server/events/outbox.ts) and purged
  * after `EVENT_RETENTION_DAYS`.
  */
-import { and, eq, inArray, lt, notExists, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, ne, notExists, sql } from 'drizzle-orm';
 import { mayReadOrder } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
@@ -106,14 +106,17 @@ export async function listOrderEvents({ db, caller, query, cursors }: { db: Db; 
 /**
  * Deletes the events older than `retentionDays`, in batches (server/db/purge.ts), with their
  * webhook deliveries; an event with a delivery still pending stays until it ends (a disabled
- * endpoint's deliveries wait for it to be enabled: docs/webhooks.md#delivery).
+ * endpoint's deliveries wait for it to be enabled: docs/webhooks.md#delivery). Returns how many
+ * events went.
+ *
+ * In two steps, so that a delivery retried by hand while the purge runs is never lost: first the
+ * old events' ended deliveries (a row's state is checked again when the purge locks it, so one a
+ * retry has just made pending again is kept, and one a retry holds is skipped), then the old events
+ * left with no delivery at all. Had the events gone in one step on a check of their deliveries, a
+ * retry committed after that check would have lost its delivery to the cascade while answering 200.
  */
-export const purgeOldEvents = (db: Db, retentionDays: number): Promise<number> =>
-  deleteInBatches(
-    db,
-    events,
-    and(
-      lt(events.createdAt, sql`now() - make_interval(days => ${retentionDays})`),
-      notExists(db.select({ one: sql`1` }).from(webhookDeliveries).where(and(eq(webhookDeliveries.eventId, events.id), eq(webhookDeliveries.state, 'pending')))),
-    ) ?? sql`false`,
-  );
+export async function purgeOldEvents(db: Db, retentionDays: number): Promise<number> {
+  const old = lt(events.createdAt, sql`now() - make_interval(days => ${retentionDays})`);
+  await deleteInBatches(db, webhookDeliveries, and(ne(webhookDeliveries.state, 'pending'), inArray(webhookDeliveries.eventId, db.select({ id: events.id }).from(events).where(old))) ?? sql`false`);
+  return deleteInBatches(db, events, and(old, notExists(db.select({ one: sql`1` }).from(webhookDeliveries).where(eq(webhookDeliveries.eventId, events.id)))) ?? sql`false`);
+}
