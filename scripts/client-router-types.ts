@@ -241,11 +241,17 @@ class TypePrinter {
       const value = checker.getTypeOfSymbol(property);
       lines.push(`${pad}  ${propertyKey(property.name)}${optional}: ${this.print(value, depth + 1, `${where}.${property.name}`, seen)};`);
     }
+    const indexLines: string[] = [];
     for (const index of checker.getIndexInfosOfType(type)) {
       const key = this.print(index.keyType, depth + 1, `${where}[key]`, seen);
-      lines.push(`${pad}  [key: ${key}]: ${this.print(index.type, depth + 1, `${where}[${key}]`, seen)};`);
+      indexLines.push(`${pad}  [key: ${key}]: ${this.print(index.type, depth + 1, `${where}[${key}]`, seen)};`);
     }
-    return lines.length === 0 ? '{}' : `{\n${lines.join('\n')}\n${pad}}`;
+    const block = (members: readonly string[]) => `{\n${members.join('\n')}\n${pad}}`;
+    if (lines.length === 0 && indexLines.length === 0) return '{}';
+    // Members and an index signature (a Zod object with a `catchall`): an intersection, as Zod
+    // types it, since one literal would need every optional member to fit the index type.
+    if (lines.length > 0 && indexLines.length > 0) return `${block(lines)} & ${block(indexLines)}`;
+    return block([...lines, ...indexLines]);
   }
 
   /** Parenthesizes what would bind wrongly inside an array, union or intersection. */

@@ -22,6 +22,7 @@ export type ErrorShape = {
         message: string;
       }[] | undefined;
       errors_total?: number | undefined;
+    } & {
       [key: string]: unknown;
     };
   };
@@ -499,6 +500,11 @@ export type AppRouter = TRPCBuiltRouter<
               href: string;
               method: "GET" | "POST";
             } | undefined;
+          } & {
+            [key: string]: {
+              href: string;
+              method: "GET" | "POST";
+            };
           };
           customer?: {
             id: number;
@@ -620,6 +626,11 @@ export type AppRouter = TRPCBuiltRouter<
               href: string;
               method: "GET" | "POST";
             } | undefined;
+          } & {
+            [key: string]: {
+              href: string;
+              method: "GET" | "POST";
+            };
           };
           customer?: {
             id: number;
@@ -752,6 +763,11 @@ export type AppRouter = TRPCBuiltRouter<
                 href: string;
                 method: "GET" | "POST";
               } | undefined;
+            } & {
+              [key: string]: {
+                href: string;
+                method: "GET" | "POST";
+              };
             };
             customer?: {
               id: number;
@@ -927,6 +943,11 @@ export type AppRouter = TRPCBuiltRouter<
               href: string;
               method: "GET" | "POST";
             } | undefined;
+          } & {
+            [key: string]: {
+              href: string;
+              method: "GET" | "POST";
+            };
           } | undefined;
         };
         output: {
@@ -988,6 +1009,11 @@ export type AppRouter = TRPCBuiltRouter<
               href: string;
               method: "GET" | "POST";
             } | undefined;
+          } & {
+            [key: string]: {
+              href: string;
+              method: "GET" | "POST";
+            };
           };
           customer?: {
             id: number;
@@ -1168,6 +1194,11 @@ export type AppRouter = TRPCBuiltRouter<
                 href: string;
                 method: "GET" | "POST";
               } | undefined;
+            } & {
+              [key: string]: {
+                href: string;
+                method: "GET" | "POST";
+              };
             } | undefined;
             metadata?: {
               [key: string]: string | null;
@@ -1233,6 +1264,11 @@ export type AppRouter = TRPCBuiltRouter<
               href: string;
               method: "GET" | "POST";
             } | undefined;
+          } & {
+            [key: string]: {
+              href: string;
+              method: "GET" | "POST";
+            };
           };
           customer?: {
             id: number;
@@ -1353,6 +1389,11 @@ export type AppRouter = TRPCBuiltRouter<
               href: string;
               method: "GET" | "POST";
             } | undefined;
+          } & {
+            [key: string]: {
+              href: string;
+              method: "GET" | "POST";
+            };
           };
           customer?: {
             id: number;
@@ -1473,6 +1514,11 @@ export type AppRouter = TRPCBuiltRouter<
               href: string;
               method: "GET" | "POST";
             } | undefined;
+          } & {
+            [key: string]: {
+              href: string;
+              method: "GET" | "POST";
+            };
           };
           customer?: {
             id: number;

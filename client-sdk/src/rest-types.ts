@@ -2016,6 +2016,10 @@ export interface components {
             "send-to-fulfillment"?: components["schemas"]["Link"];
             /** @description From paid on. */
             fulfillments?: components["schemas"]["Link"];
+            /** @description The order's staff notes: admins and service clients with `notes:manage` (anyone else is refused, 403). */
+            notes?: components["schemas"]["Link"];
+        } & {
+            [key: string]: components["schemas"]["Link"];
         };
         OrderList: {
             data: components["schemas"]["Order"][];

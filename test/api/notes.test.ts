@@ -53,6 +53,22 @@ describe('order notes', () => {
     expect(list.json<{ data: OrderNote[] }>().data.at(-1)).toEqual(first);
   });
 
+  it("every order links to its notes (a link this module declares on orders); staff follow it, a customer who does is refused", async () => {
+    const own = await draftOrder(t, scene, { owner: scene.alice });
+    const asOwner = await t.request({ method: 'GET', url: `${ORDERS}/${own.id}`, token: scene.alice.token });
+    const link = asOwner.json<OrderBody>()._links.notes;
+    expect(link).toEqual({ href: notesOf(own.id), method: 'GET' });
+    // The same links for every caller, whatever their role (so one ETag for all).
+    const asAdmin = await t.request({ method: 'GET', url: `${ORDERS}/${own.id}`, token: t.admin.token });
+    expect(asAdmin.json<OrderBody>()._links).toEqual(asOwner.json<OrderBody>()._links);
+    expect(asAdmin.headers.etag).toBe(asOwner.headers.etag);
+    expect((await t.request({ method: 'GET', url: String(link?.href), token: t.admin.token })).statusCode).toBe(200);
+    expectProblem(await t.request({ method: 'GET', url: String(link?.href), token: scene.alice.token }), 403, 'forbidden');
+    // The OpenAPI document describes it as a member of every order's `_links`.
+    const doc = (await t.request({ method: 'GET', url: '/api/openapi.json' })).json<{ components: { schemas: Record<string, { properties: Record<string, { description?: string }> }> } }>();
+    expect(doc.components.schemas.OrderLinks?.properties.notes?.description).toContain('notes:manage');
+  });
+
   it('a customer reads no notes, not even on their own order (403), and writes none', async () => {
     const owner = scene.alice;
     const own = await draftOrder(t, scene, { owner });

@@ -28,6 +28,7 @@ import {
   type OrderListBody,
   type OrderScene,
   type OrderStatus as Status,
+  ownLinks,
 } from '../helpers/orders.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { createProduct, productInput, writableProduct, type ProductBody, type ProductInputBody } from '../helpers/products.ts';
@@ -86,7 +87,7 @@ describe('POST /orders always creates a draft order', () => {
     const order = res.json<OrderBody>();
     expect(res.headers.location).toBe(`${ORDERS}/${order.id}`);
     expect(order).toMatchObject({ customer_id: alice.id, status: 'draft', address: '1 Main St', discount_code: null, currency: 'USD' });
-    expect(order._links).toEqual({
+    expect(ownLinks(order._links)).toEqual({
       self: { href: `${ORDERS}/${order.id}`, method: 'GET' },
       confirm: { href: `${ORDERS}/${order.id}/confirm`, method: 'POST' },
       cancel: { href: `${ORDERS}/${order.id}/cancel`, method: 'POST' },
@@ -477,7 +478,7 @@ describe('POST /orders/{id}/confirm and /cancel answer 200 with the order', () =
     expect(res.statusCode).toBe(200);
     const confirmed = res.json<OrderBody>();
     expect(confirmed).toMatchObject({ id: order.id, status: 'confirmed', items: order.items, total: order.total });
-    expect(confirmed._links).toEqual({
+    expect(ownLinks(confirmed._links)).toEqual({
       self: { href: `${ORDERS}/${order.id}`, method: 'GET' },
       cancel: { href: `${ORDERS}/${order.id}/cancel`, method: 'POST' },
       pay: { href: '/api/v1/payments', method: 'POST' },
@@ -519,7 +520,7 @@ describe('POST /orders/{id}/confirm and /cancel answer 200 with the order', () =
     const res = await action(order.id, 'cancel', alice.token);
     expect(res.statusCode).toBe(200);
     expect(res.json<OrderBody>()).toMatchObject({ status: 'cancelled', _links: { self: { href: `${ORDERS}/${order.id}`, method: 'GET' } } });
-    expect(Object.keys(res.json<OrderBody>()._links)).toEqual(['self']);
+    expect(Object.keys(ownLinks(res.json<OrderBody>()._links))).toEqual(['self']);
   });
 
   it('cancel moves a confirmed order to cancelled', async () => {

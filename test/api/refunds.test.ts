@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { shipOrder } from '../helpers/fulfillments.ts';
-import { advanceOrder, createOrderScene, draftOrder, expectOrderUnchanged, forceStatus, orderAction, readOrder, stockOf, type OrderBody, type OrderScene } from '../helpers/orders.ts';
+import { advanceOrder, createOrderScene, ownLinks, draftOrder, expectOrderUnchanged, forceStatus, orderAction, readOrder, stockOf, type OrderBody, type OrderScene } from '../helpers/orders.ts';
 import { PAYMENTS, payOrder, type PaymentBody } from '../helpers/payments.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { createProduct, type ProductBody } from '../helpers/products.ts';
@@ -89,7 +89,7 @@ describe('POST /payments/{id}/refunds gives back part of a payment', () => {
     expect(after._links.refund).toBeUndefined();
     const { order: refunded } = await readOrder(t, order.id);
     expect(refunded.status).toBe('refunded');
-    expect(refunded._links).toEqual({ self: { href: `/api/v1/orders/${order.id}`, method: 'GET' } });
+    expect(ownLinks(refunded._links)).toEqual({ self: { href: `/api/v1/orders/${order.id}`, method: 'GET' } });
     expect(await stockOf(t, product.id)).toBe(50);
   });
 

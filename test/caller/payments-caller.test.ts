@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payments } from '../../server/db/schema.ts';
 import { createTestHarness, type TestCaller, type TestHarness } from '../../server/testing.ts';
 import { createTestDatabase, onPostgres } from '../helpers/db.ts';
-import type { OrderBody } from '../helpers/orders.ts';
+import { ownLinks, type OrderBody } from '../helpers/orders.ts';
 import { expectDomainError } from '../helpers/problems.ts';
 import { productInput } from '../helpers/products.ts';
 
@@ -43,7 +43,7 @@ describe('the whole life of an order through createCaller: draft -> confirmed ->
   it('each procedure moves it one step; the links follow', async () => {
     const confirmed = await confirmedOrder();
     expect(confirmed.total).toBe(3750);
-    expect(Object.keys(confirmed._links).sort()).toEqual(['cancel', 'pay', 'self']);
+    expect(Object.keys(ownLinks(confirmed._links)).sort()).toEqual(['cancel', 'pay', 'self']);
 
     const payment = await alice.caller.payments.create({ order_id: confirmed.id, amount: 3750, method: 'card' });
     expect(payment).toMatchObject({ order_id: confirmed.id, amount: 3750, currency: 'USD', method: 'card', status: 'captured' });
@@ -51,7 +51,7 @@ describe('the whole life of an order through createCaller: draft -> confirmed ->
     expect((await alice.caller.payments.list({ order_id: confirmed.id })).data).toEqual([payment]);
     const paid = await alice.caller.orders.get({ id: confirmed.id });
     expect(paid.status).toBe('paid');
-    expect(Object.keys(paid._links).sort()).toEqual(['cancel', 'fulfillments', 'self', 'send-to-fulfillment']);
+    expect(Object.keys(ownLinks(paid._links)).sort()).toEqual(['cancel', 'fulfillments', 'self', 'send-to-fulfillment']);
 
     const requested = await warehouse.fulfillments.request({ id: confirmed.id });
     expect(requested).toMatchObject({ order_id: confirmed.id, status: 'requested', carrier: null });
@@ -67,7 +67,7 @@ describe('the whole life of an order through createCaller: draft -> confirmed ->
     expect(delivered.updated_at >= current.updated_at).toBe(true);
     const completed = await admin.orders.replace({ ...delivered, status: 'completed' });
     expect(completed.status).toBe('completed');
-    expect(Object.keys(completed._links).sort()).toEqual(['fulfillments', 'self']);
+    expect(Object.keys(ownLinks(completed._links)).sort()).toEqual(['fulfillments', 'self']);
   });
 });
 

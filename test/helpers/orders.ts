@@ -8,6 +8,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { z } from 'zod';
 import { ORDER_STATUSES, orders, payments, products, refunds } from '../../server/db/schema.ts';
+import { orderLinks } from '../../server/modules/orders/orders.links.ts';
 import { isPaid, type OrderStatus } from '../../server/modules/orders/orders.rules.ts';
 import type { Order, OrderCreate, OrderItemInput, OrderList } from '../../server/modules/orders/orders.schemas.ts';
 import type { TestApp, TestUser } from './app.ts';
@@ -148,4 +149,14 @@ export function draftOrder(t: TestApp, scene: OrderScene, options: DraftOptions 
   const address = options.address === null ? {} : { address: options.address ?? '1 Main St, Springfield' };
   const discount = options.discount_code === undefined ? {} : { discount_code: options.discount_code };
   return createOrder(t, { items, ...address, ...discount }, (options.owner ?? scene.alice).token);
+}
+
+/**
+ * An order's own `_links` (its moves and relations), without those other modules declare on it
+ * (order notes' `notes`, server/modules/orders/orders.links.ts): a test of the order's links
+ * holds when a module adds one; the module's own test checks its link.
+ */
+export function ownLinks<L extends object>(links: L): Partial<L> {
+  const declared = new Set(orderLinks.names());
+  return Object.fromEntries(Object.entries(links).filter(([name]) => !declared.has(name))) as Partial<L>;
 }

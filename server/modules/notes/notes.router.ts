@@ -1,6 +1,7 @@
 import './notes.scopes.ts';
 import { declareTag } from '../../lib/api-tags.ts';
 import { procedureFor, router } from '../../trpc/trpc.ts';
+import { orderLinks } from '../orders/orders.links.ts';
 import { NoteInput, NoteListQuery, NoteParams, OrderNote, OrderNoteList } from './notes.schemas.ts';
 import * as notes from './notes.service.ts';
 
@@ -8,6 +9,14 @@ import * as notes from './notes.service.ts';
 // reads the notes on their order (docs/api.md#order-notes).
 const staff = procedureFor({ roles: ['admin', 'service'], scope: 'notes:manage' });
 const tags = [declareTag('notes', 'Staff notes on orders: admins and service clients with `notes:manage` annotate an order ("customer called"); a note is never changed, is deleted with its order, and is never shown to the order\'s customer.')];
+
+// Every order links to its notes. Links are the same for every caller (docs/api.md#order-states):
+// following this one takes `notes:manage`, so a customer who does is refused (403).
+orderLinks.declare('notes', {
+  method: 'GET',
+  description: "The order's staff notes: admins and service clients with `notes:manage` (anyone else is refused, 403).",
+  href: (_order, self) => `${self}/notes`,
+});
 
 export const notesRouter = router({
   create: staff

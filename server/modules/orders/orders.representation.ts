@@ -5,6 +5,7 @@
  */
 import type { orderItems, orders } from '../../db/schema.ts';
 import { iso } from '../common.schemas.ts';
+import { orderLinks } from './orders.links.ts';
 import { awaitsPayment, awaitsShipment, findTransition, mayHaveFulfillments } from './orders.rules.ts';
 import type { Order } from './orders.schemas.ts';
 
@@ -30,6 +31,8 @@ export function toOrder({ row, items }: LoadedOrder, basePath: string): Order {
   if (awaitsPayment(status)) links.pay = { href: `${basePath}/payments`, method: 'POST' };
   if (awaitsShipment(status)) links['send-to-fulfillment'] = { href: `${self}/send-to-fulfillment`, method: 'POST' };
   if (mayHaveFulfillments(status)) links.fulfillments = { href: `${self}/fulfillments`, method: 'GET' };
+  // Then the links other modules declare (order notes' `notes`).
+  Object.assign(links, orderLinks.linksOf(row, self));
   const lines = [...items]
     .sort((a, b) => a.position - b.position)
     .map((item) => ({

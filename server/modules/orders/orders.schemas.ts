@@ -26,6 +26,7 @@ import { Fulfillment } from '../fulfillments/fulfillments.schemas.ts';
 import { Payment } from '../payments/payments.schemas.ts';
 import { Product } from '../products/products.schemas.ts';
 import { User } from '../users/users.schemas.ts';
+import { orderLinks } from './orders.links.ts';
 import { ORDER_STATUSES, normalizeStatus, type OrderStatus } from './orders.rules.ts';
 
 export const OrderStatusValue = z.enum(ORDER_STATUSES).meta({ id: 'OrderStatus', description: 'An order status (always lower-case in answers).' });
@@ -85,7 +86,10 @@ const CreateStatusInput = statusInput(
   { description: 'Only draft (the default; any case, or CREATED) is accepted.', example: 'draft' },
 );
 
-/** Each link is offered exactly when its move is allowed (the state table decides). */
+/**
+ * Each of the order's own links is offered exactly when its move is allowed (the state table
+ * decides); other modules add theirs (orders.links.ts), such as `notes`.
+ */
 const OrderLinks = z
   .object({
     self: Link,
@@ -95,7 +99,12 @@ const OrderLinks = z
     'send-to-fulfillment': Link.optional().meta({ description: 'While paid.' }),
     fulfillments: Link.optional().meta({ description: 'From paid on.' }),
   })
-  .meta({ id: 'OrderLinks' });
+  // Links other modules add (orders.links.ts): each is documented as a member when the document is built.
+  .catchall(Link)
+  .meta({
+    id: 'OrderLinks',
+    override: ({ jsonSchema }) => orderLinks.document(jsonSchema as Record<string, unknown>, jsonSchema.additionalProperties as Record<string, unknown>),
+  });
 
 const Quantity = z.int().min(1).max(MAX_QUANTITY);
 const UnitPrice = z.int().min(0).max(MAX_PRICE).meta({ description: "The product's price when the item was set (minor units)." });
