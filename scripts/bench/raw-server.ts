@@ -255,12 +255,14 @@ function orderLinks(id: number, status: string): Record<string, { href: string; 
   const self = `${API}/orders/${id}`;
   const links: Record<string, { href: string; method: string }> = { self: { href: self, method: 'GET' } };
   if (status === 'draft') links.confirm = { href: `${self}/confirm`, method: 'POST' };
-  if (status === 'draft' || status === 'confirmed') links.cancel = { href: `${self}/cancel`, method: 'POST' };
+  if (status === 'draft' || status === 'confirmed' || status === 'paid') links.cancel = { href: `${self}/cancel`, method: 'POST' };
   if (status === 'confirmed') links.pay = { href: `${API}/payments`, method: 'POST' };
   if (status === 'paid') links['send-to-fulfillment'] = { href: `${self}/send-to-fulfillment`, method: 'POST' };
   if (status === 'paid' || status === 'shipped' || status === 'delivered' || status === 'completed') {
     links.fulfillments = { href: `${self}/fulfillments`, method: 'GET' };
   }
+  // The link order notes declare on every order (server/modules/notes/notes.router.ts).
+  links.notes = { href: `${self}/notes`, method: 'GET' };
   return links;
 }
 

@@ -78,6 +78,17 @@ const profileDir = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE
 const profileArgs = (): string[] => (profileDir ? ['--inspect=127.0.0.1:0'] : []);
 /** BENCH_SERVICE_FLAGS: extra Node/V8 flags for the service process (experiments: GC settings). */
 const serviceFlags = (process.env.BENCH_SERVICE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+/** BENCH_SERVICE_ENV: more settings for the service, `NAME=value` separated by spaces (experiments: WEBHOOK_WORKER=false). */
+const serviceEnv = Object.fromEntries(
+  (process.env.BENCH_SERVICE_ENV ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((pair) => {
+      const at = pair.indexOf('=');
+      if (at <= 0) throw new Error(`BENCH_SERVICE_ENV: "${pair}" is not NAME=value`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+);
 /** A short warm-up per case and server (JIT, connection pools, plan caches), not reported. */
 const warmupSeconds = Math.min(2, seconds);
 /** How long the servers idle after the load before their RSS is read a second time. */
@@ -733,6 +744,7 @@ async function startService(databaseUrl: string, dataDir: string): Promise<{ ser
     // 5 s grace would end the service by SIGKILL.
     SHUTDOWN_DELAY_MS: '0',
     ...(process.env.BENCH_METRICS === '1' ? { METRICS_TOKEN: 'order-service-bench-metrics-token' } : {}),
+    ...serviceEnv,
   }, undefined, [...START_FLAGS, ...serviceFlags, ...profileArgs()]);
   const base = `http://127.0.0.1:${servicePort}`;
   await waitHealthy(service, base);

@@ -299,7 +299,7 @@ export const webhookDeliveries = pgTable(
     endpointId: integer('endpoint_id')
       .notNull()
       .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
-    // Purged with its event (EVENT_RETENTION_DAYS, far beyond the last retry).
+    // Purged after its event's retention once it has ended (server/modules/events/events.service.ts#purgeOldEvents), then its event.
     eventId: text('event_id')
       .notNull()
       .references(() => events.id, { onDelete: 'cascade' }),
@@ -320,7 +320,7 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_due_idx').on(t.endpointId, t.nextAttemptAt).where(sql`${t.state} = 'pending'`),
     // An endpoint's list, newest first.
     index('webhook_deliveries_endpoint_created_idx').on(t.endpointId, t.createdAt, t.id),
-    // The cascade of the events' purge.
+    // The events' purge (its ended deliveries of old events).
     index('webhook_deliveries_event_idx').on(t.eventId),
   ],
 );

@@ -244,11 +244,13 @@ const catalogue = new Map<string, ProblemType>(Object.entries(coreProblems));
  * programming error.
  */
 export function declareProblems<const T extends Readonly<Record<string, ProblemType>>>(declaration: T): T {
-  for (const [slug, type] of Object.entries(declaration)) {
+  const entries = Object.entries(declaration);
+  // Every slug checked before any is added: a refused declaration leaves the catalogue as it was.
+  for (const [slug] of entries) {
     if (catalogue.has(slug)) throw new Error(`problem type ${slug} is declared twice`);
     if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(slug)) throw new Error(`problem type ${slug} is not a lower-case slug`);
-    catalogue.set(slug, type);
   }
+  for (const [slug, type] of entries) catalogue.set(slug, type);
   return declaration;
 }
 

@@ -329,7 +329,8 @@ function problemResponses(slugs: readonly ProblemSlug[], instance: string, route
   // The example of a status is its most telling problem: one with members of its own, then
   // one the operation names itself, then a generic one.
   const own = new Set<string>(route?.rest.problems ?? []);
-  const weight = (slug: ProblemSlug) => (extensionOf(slug) ? 2 : 0) + (own.has(slug) ? 1 : 0);
+  const hasMembers = (slug: ProblemSlug) => Object.keys(extensionOf(slug)?.properties ?? {}).length > 0;
+  const weight = (slug: ProblemSlug) => (hasMembers(slug) ? 2 : 0) + (own.has(slug) ? 1 : 0);
   return Object.fromEntries(
     [...byStatus]
       .sort(([a], [b]) => a - b)

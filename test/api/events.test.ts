@@ -343,11 +343,13 @@ describe('events are kept EVENT_RETENTION_DAYS, then purged in batches', () => {
 
     // A retry by hand (what retryDelivery writes) holds the delivery, uncommitted, while the purge runs.
     let outcome: 'purge finished' | 'purge waited on a lock' | undefined;
+    let decided = false;
+    let purge: Promise<'purge finished'> | undefined;
     await transaction(t.db, async (tx) => {
       await tx.update(webhookDeliveries).set({ state: 'pending', nextAttemptAt: sql`now()` }).where(eq(webhookDeliveries.eventId, old));
-      const purge = purgeOldEvents(t.db, 30).then(() => 'purge finished' as const);
+      purge = purgeOldEvents(t.db, 30).then(() => 'purge finished' as const);
       const waiting = (async () => {
-        for (let i = 0; i < 500; i += 1) {
+        for (let i = 0; i < 500 && !decided; i += 1) {
           // postgres.js answers an array of rows.
           const [row] = (await t.db.execute(sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) as unknown as { n: number }[];
           if ((row?.n ?? 0) > 0) return 'purge waited on a lock' as const;
@@ -356,7 +358,11 @@ describe('events are kept EVENT_RETENTION_DAYS, then purged in batches', () => {
         return undefined;
       })();
       outcome = await Promise.race([purge, waiting]);
+      // The poller stops; a purge waiting on the retry's lock ends only once the retry commits.
+      decided = true;
+      await waiting;
     });
+    await purge;
     expect(outcome).toBe('purge finished');
     expect(await t.db.select({ state: webhookDeliveries.state }).from(webhookDeliveries).where(eq(webhookDeliveries.eventId, old))).toEqual([{ state: 'pending' }]);
     expect(await t.db.select({ id: events.id }).from(events).where(eq(events.id, old))).toEqual([{ id: old }]);

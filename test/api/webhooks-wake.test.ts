@@ -3,8 +3,11 @@
  * (docs/webhooks.md#delivery): a delivery goes out as its event commits, not at the next poll.
  * The poll here is an hour apart, so only the wake can send it within the test.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { WebhookWorker } from '../../server/modules/webhooks/webhooks.worker.ts';
+import { wakeWorkers } from '../../server/modules/webhooks/webhooks.signal.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/db.ts';
 import { createProduct } from '../helpers/products.ts';
 import { createEndpoint, startReceiver, type Receiver } from '../helpers/webhooks.ts';
 
@@ -27,4 +30,30 @@ it('an event committed while the worker waits for its next poll is delivered at 
   const deadline = Date.now() + 60_000;
   while (receiver.received.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
   expect(receiver.received.map(({ body }) => JSON.parse(body) as { type: string; data: { object: { id: number } } })).toMatchObject([{ type: 'product.created', data: { object: { id: product.id } } }]);
+});
+
+it('a stream of nudges (one per committed event) starts one round per wake interval, not one per nudge', async () => {
+  // A database of its own, counting the worker's round statements (each writes outcomes from a json_to_recordset).
+  let rounds = 0;
+  const database = await createTestDatabase({ onQuery: (text) => void (text.includes('json_to_recordset') && (rounds += 1)) });
+  const worker = new WebhookWorker(database.db, { production: false, allowedHosts: [] }, { pollIntervalMs: 3_600_000, wakeIntervalMs: 300 });
+  try {
+    worker.start();
+    await vi.waitFor(() => expect(rounds).toBe(1), { timeout: 10_000 });
+    const nudged = performance.now();
+    // 40 nudges over about 200 ms, as 200 events a second would send.
+    for (let i = 0; i < 40; i += 1) {
+      wakeWorkers();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    // Nudges still start rounds (this is no lost wake-up), but a few, however many nudges came.
+    await vi.waitFor(() => expect(rounds).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // One round per 300 ms since the nudges began, and one more for the start: on a slow machine
+    // the nudges take longer and the bound grows with them; one round per nudge would be 41.
+    expect(rounds).toBeLessThanOrEqual(2 + Math.ceil((performance.now() - nudged) / 300));
+  } finally {
+    await worker.stop();
+    await database.close();
+  }
 });

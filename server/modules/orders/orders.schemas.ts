@@ -318,6 +318,7 @@ const draft: Order = {
     self: { href: '/api/v1/orders/17', method: 'GET' },
     confirm: { href: '/api/v1/orders/17/confirm', method: 'POST' },
     cancel: { href: '/api/v1/orders/17/cancel', method: 'POST' },
+    notes: { href: '/api/v1/orders/17/notes', method: 'GET' },
   },
 };
 requestExample(OrderCreate, {

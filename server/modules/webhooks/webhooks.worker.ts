@@ -43,6 +43,11 @@ export interface WebhookWorkerSettings {
   pollIntervalMs: number;
   /** How long a claim holds a delivery; longer than an attempt can take (10 s). */
   leaseSeconds: number;
+  /**
+   * The least time between the rounds a nudge starts (an event committed, a delivery retried):
+   * under a stream of events one round per interval serves them all, instead of one per event.
+   */
+  wakeIntervalMs: number;
 }
 
 export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
@@ -50,6 +55,7 @@ export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
   concurrencyPerEndpoint: 16,
   pollIntervalMs: 500,
   leaseSeconds: 60,
+  wakeIntervalMs: 50,
 };
 
 /** A claimed delivery, with what its endpoint signs with and its body as sent. */
@@ -186,6 +192,10 @@ export class WebhookWorker {
   private wanted = false;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
+  /** When the last round began (performance.now()). */
+  private lastRoundAt = Number.NEGATIVE_INFINITY;
+  /** The round a nudge asked for, while it waits for `wakeIntervalMs` to pass. */
+  private wakeTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Db,
@@ -201,7 +211,7 @@ export class WebhookWorker {
   start(): void {
     if (this.started || this.stopped) return;
     this.started = true;
-    this.unsubscribe = onWake(() => this.kick());
+    this.unsubscribe = onWake(() => this.wake());
     this.timer = setInterval(() => this.kick(), this.settings.pollIntervalMs);
     this.timer.unref();
     this.kick();
@@ -214,6 +224,7 @@ export class WebhookWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.wakeTimer);
     this.unsubscribe?.();
     await this.looping;
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
@@ -233,6 +244,23 @@ export class WebhookWorker {
       if (claimed === 0 && this.running.size === 0 && this.outcomes.length === 0) return attempts;
       if (this.running.size > 0) await Promise.race(this.running);
     }
+  }
+
+  /**
+   * A nudge: every committed event notifies (server/events/live.ts), and a round per event cost
+   * the service more CPU than the events themselves (docs/performance.md#other-costs). So a round
+   * now, or, when one began less than `wakeIntervalMs` ago, one round once that much has passed,
+   * whatever the nudges meanwhile. An attempt that ends still asks for its round at once.
+   */
+  private wake(): void {
+    if (!this.started || this.stopped || this.wakeTimer !== undefined) return;
+    const wait = this.lastRoundAt + this.settings.wakeIntervalMs - performance.now();
+    if (wait <= 0) return this.kick();
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = undefined;
+      this.kick();
+    }, wait);
+    this.wakeTimer.unref();
   }
 
   private kick(): void {
@@ -266,6 +294,7 @@ export class WebhookWorker {
    * leases end and they are sent again, as after a crash.
    */
   private async round(concurrency: number): Promise<number> {
+    this.lastRoundAt = performance.now();
     const outcomes = this.outcomes;
     this.outcomes = [];
     let claimed: Claimed[];
