@@ -301,6 +301,17 @@ describe('who reads events', () => {
   });
 });
 
+/** An endpoint taking order events, and an event `id` past the 30 days' retention: its one delivery is pending. */
+async function oldEventWithDelivery(id: string): Promise<{ endpoint: { id: number }; old: string }> {
+  const [endpoint] = await t.db
+    .insert(webhookEndpoints)
+    .values({ url: 'http://127.0.0.1:9/hooks', enabledEvents: ['order.*'], secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' })
+    .returning({ id: webhookEndpoints.id });
+  if (!endpoint) throw new Error('no endpoint');
+  await t.db.insert(events).values({ id, type: 'order.created', data: { object: { id: 1 } }, createdAt: sql`now() - interval '31 days'` });
+  return { endpoint, old: id };
+}
+
 describe('events are kept EVENT_RETENTION_DAYS, then purged in batches', () => {
   it('an event older than the retention goes; a younger one stays', async () => {
     const [recent] = (await readEvents(t, `${EVENTS}?limit=1`)).data;
@@ -312,13 +323,7 @@ describe('events are kept EVENT_RETENTION_DAYS, then purged in batches', () => {
   });
 
   it('an old event with a delivery still pending (its endpoint disabled, say) stays until the delivery ends', async () => {
-    const [endpoint] = await t.db
-      .insert(webhookEndpoints)
-      .values({ url: 'http://127.0.0.1:9/hooks', enabledEvents: ['order.*'], secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' })
-      .returning({ id: webhookEndpoints.id });
-    if (!endpoint) throw new Error('no endpoint');
-    const old = 'evt_pendingpendingpend';
-    await t.db.insert(events).values({ id: old, type: 'order.created', data: { object: { id: 1 } }, createdAt: sql`now() - interval '31 days'` });
+    const { endpoint, old } = await oldEventWithDelivery('evt_pendingpendingpend');
     expect(await t.db.select({ state: webhookDeliveries.state }).from(webhookDeliveries).where(eq(webhookDeliveries.eventId, old))).toEqual([{ state: 'pending' }]);
 
     expect(await purgeOldEvents(t.db, 30)).toBe(0);
@@ -332,13 +337,7 @@ describe('events are kept EVENT_RETENTION_DAYS, then purged in batches', () => {
 
   // Two connections at once: PostgreSQL only (PGlite has one).
   it.runIf(onPostgres)('a delivery retried while the purge runs is kept, with its event (the purge neither loses it nor waits for it)', async () => {
-    const [endpoint] = await t.db
-      .insert(webhookEndpoints)
-      .values({ url: 'http://127.0.0.1:9/hooks', enabledEvents: ['order.*'], secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' })
-      .returning({ id: webhookEndpoints.id });
-    if (!endpoint) throw new Error('no endpoint');
-    const old = 'evt_retriedretriedretr';
-    await t.db.insert(events).values({ id: old, type: 'order.created', data: { object: { id: 1 } }, createdAt: sql`now() - interval '31 days'` });
+    const { endpoint, old } = await oldEventWithDelivery('evt_retriedretriedretr');
     await t.db.update(webhookDeliveries).set({ state: 'failed', nextAttemptAt: null }).where(eq(webhookDeliveries.eventId, old));
 
     // A retry by hand (what retryDelivery writes) holds the delivery, uncommitted, while the purge runs.
