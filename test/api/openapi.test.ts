@@ -2,11 +2,12 @@
  * The OpenAPI document says what the service does: it is a valid OpenAPI 3.1 document with whole
  * paths under one server, its security follows each procedure's policy, every schema and example
  * in it is exact, and every operation in it, called for real, answers each documented status
- * with a body that matches the documented schema. The walk iterates the served document; an
- * operation without an entry in `walks` fails, so a new endpoint cannot be added without being
- * walked here, and a documented status that no probe reaches fails too. The OAuth endpoints
- * (plain routes described by server/oauth/openapi-paths.ts) are walked the same way: every grant
- * type, form and JSON bodies, their RFC 6749 error bodies.
+ * with a body that matches the documented schema. The walk iterates the served document and takes
+ * how to call each operation from its module's file in test/operations/; an operation without a
+ * walk there fails, so a new endpoint cannot be added without being walked here, and a documented
+ * status that no probe reaches fails too. The OAuth endpoints (plain routes described by
+ * server/oauth/openapi-paths.ts) are walked the same way: every grant type, form and JSON bodies,
+ * their RFC 6749 error bodies.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -24,15 +25,10 @@ import { API_PREFIX } from '../../server/lib/api-paths.ts';
 import { createCode } from '../../server/oauth/codes.ts';
 import { REVOKE_PARAMETERS, TOKEN_PARAMETERS } from '../../server/oauth/params.ts';
 import { appRouter } from '../../server/router.ts';
-import { createTestApp, TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
-import { createClient, publicClientInput } from '../helpers/clients.ts';
-import { shipmentInput, shipOrder, type FulfillmentBody } from '../helpers/fulfillments.ts';
-import { createOrder as createOrderAs, type OrderBody, type OrderInputBody } from '../helpers/orders.ts';
-import { insertClient, REDIRECT_URI } from '../helpers/oauth.ts';
-import { paymentInput, payOrder, type PaymentBody } from '../helpers/payments.ts';
-import { createProduct as createProductAs, productInput, type ProductBody } from '../helpers/products.ts';
-import { refund as refundAs } from '../helpers/refunds.ts';
-import { userInput } from '../helpers/users.ts';
+import { createTestApp, TEST_PASSWORD } from '../helpers/app.ts';
+import { REDIRECT_URI } from '../helpers/oauth.ts';
+import { type Call, loadOperations } from '../helpers/operations.ts';
+import { operationsContext, UNKNOWN_ID } from '../helpers/operations-context.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -199,698 +195,21 @@ function* schemasIn(value: unknown, path: string): Generator<[string, JsonSchema
 }
 
 // ---------------------------------------------------------------------------------------------
-// How to call each operation: a table keyed by operationId. A documented operation without an
-// entry fails below.
+// How to call each operation: every module's file in test/operations/, its tables keyed by
+// operationId (test/helpers/operations.ts). A documented operation without a walk fails below.
 
-interface Call {
-  params?: Record<string, string | number>;
-  /** A list's values are sent repeated (`style: form, explode: true`, as documented). */
-  query?: Record<string, string | number | readonly string[]>;
-  body?: unknown;
-  /** Sent as it is instead of `body` (malformed or oversized bodies). */
-  rawBody?: string;
-  /** Content-Type of `body`; default the operation's first. */
-  contentType?: string;
-  token?: string;
-  headers?: Record<string, string>;
-}
-
-interface FailingCall extends Call {
-  /** What the contract says this request answers. */
-  status: number;
-}
-
-interface Walk {
-  /** Prepares what the request needs and returns a request that should succeed. */
-  success(): Promise<Call>;
-  /** A request that should fail with `status`; none where only a spent rate limit fails (the OAuth metadata). */
-  failure?(): Promise<FailingCall>;
-}
-
-interface Representation extends Record<string, unknown> {
-  id: number;
-}
-
-const createProduct = (): Promise<ProductBody> => createProductAs(t);
-
-async function read(url: string, token?: string): Promise<Representation> {
-  const res = await t.request({ method: 'GET', url, token });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json<Representation>();
-}
-
-/** A GET representation as a PUT body: `id` travels in the path. */
-function withoutId(representation: Representation): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(representation).filter(([key]) => key !== 'id'));
-}
-
-/** A draft of `customer`'s with one item of a new product; `changes` may break the body on purpose. */
-async function createOrder(customer: TestUser, changes: Partial<OrderInputBody> = {}): Promise<OrderBody> {
-  const product = await createProduct();
-  return createOrderAs(t, { items: [{ product_id: product.id, quantity: 1 }], address: '1 Main Street', ...changes }, customer.token);
-}
-
-const UNKNOWN_ID = 999_999;
-
-/** `customer`'s order moved on to confirmed, or to paid through POST /payments. */
-async function orderIn(status: 'confirmed' | 'paid', customer: TestUser): Promise<OrderBody> {
-  const order = await createOrder(customer);
-  expect((await t.request({ method: 'POST', url: `/api/v1/orders/${order.id}/confirm`, token: customer.token })).statusCode).toBe(200);
-  if (status === 'paid') await payOrder(t, order, customer.token);
-  return order;
-}
-
-/** A paid order of a new customer's, with its payment. */
-async function paidPayment(): Promise<{ order: OrderBody; payment: PaymentBody; customer: TestUser }> {
-  const customer = await t.createUser();
-  const order = await orderIn('confirmed', customer);
-  return { order, payment: await payOrder(t, order, customer.token), customer };
-}
-
-/** A paid order of a new customer's, shipped by the admin: it has one shipped fulfillment. */
-async function shippedOrder(): Promise<{ order: OrderBody; fulfillment: FulfillmentBody; customer: TestUser }> {
-  const customer = await t.createUser();
-  const order = await orderIn('paid', customer);
-  return { order, fulfillment: await shipOrder(t, order.id, t.admin.token), customer };
-}
-
-/** An archived product: GET is 410 from now on. */
-async function archivedProduct(): Promise<ProductBody> {
-  const product = await createProduct();
-  expect((await t.request({ method: 'DELETE', url: `/api/v1/products/${product.id}`, token: t.admin.token })).statusCode).toBe(204);
-  return product;
-}
-
-/** `Authorization: Basic` of a client id and secret (RFC 6749 section 2.3.1). */
-const basic = (id: string, secret: string): string =>
-  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
-
-/** A confidential client of the client credentials grant, with its Basic header. */
-async function confidentialClient(): Promise<{ id: string; secret: string; authorization: string }> {
-  const { client, secret } = await insertClient(t.db, { confidential: true, grantTypes: ['client_credentials'] });
-  if (secret === undefined) throw new Error('a confidential client has a secret');
-  return { id: client.client_id, secret, authorization: basic(client.client_id, secret) };
-}
-
-/** A first-party public client (every grant but client credentials). */
-const publicClient = async (): Promise<string> => (await insertClient(t.db)).client.client_id;
-
-/** A webhook endpoint input; no worker runs here, so nothing is sent to it. */
-const endpointInput = (enabledEvents: string[] = ['product.created']) => ({ url: 'http://127.0.0.1:9/hooks', enabled_events: enabledEvents });
-
-/** Deletes every webhook endpoint: the walks make many, and WEBHOOK_MAX_ENDPOINTS (16) bounds them. */
-async function deleteEndpoints(): Promise<void> {
-  for (const endpoint of (await read('/api/v1/webhook-endpoints?limit=100', t.admin.token)).data as { id: number }[]) {
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/webhook-endpoints/${endpoint.id}`, token: t.admin.token })).statusCode).toBe(204);
-  }
-}
-
-/** A new webhook endpoint (room made first when the limit is near). */
-async function webhookEndpoint(enabledEvents?: string[]): Promise<{ id: number }> {
-  if (((await read('/api/v1/webhook-endpoints?limit=100', t.admin.token)).data as unknown[]).length >= 12) await deleteEndpoints();
-  const res = await t.request({ method: 'POST', url: '/api/v1/webhook-endpoints', payload: endpointInput(enabledEvents), token: t.admin.token });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json<{ id: number }>();
-}
-
-/** An endpoint with one delivery (of a new product's product.created). */
-async function webhookDelivery(): Promise<{ endpoint: number; delivery: number }> {
-  const endpoint = await webhookEndpoint();
-  await createProduct();
-  const [delivery] = (await read(`/api/v1/webhook-endpoints/${endpoint.id}/deliveries`, t.admin.token)).data as { id: number }[];
-  if (delivery === undefined) throw new Error('a new product is delivered to an endpoint taking product.created');
-  return { endpoint: endpoint.id, delivery: delivery.id };
-}
-
-const walks: Record<string, Walk> = {
-  'products-create': {
-    success: async () => ({ body: productInput(), token: t.admin.token }),
-    failure: async () => ({ body: productInput({ price: -1 }), token: t.admin.token, status: 422 }),
-  },
-  'products-list': {
-    success: async () => {
-      await createProduct();
-      return { query: { limit: 5, sort: '-price,name', page: 1 } };
-    },
-    failure: async () => ({ query: { limit: 500 }, status: 422 }),
-  },
-  'products-get': {
-    success: async () => ({ params: { id: (await createProduct()).id } }),
-    failure: async () => ({ params: { id: UNKNOWN_ID }, status: 404 }),
-  },
-  'products-replace': {
-    success: async () => {
-      const product = await read(`/api/v1/products/${(await createProduct()).id}`);
-      return { params: { id: product.id }, body: { ...withoutId(product), name: 'Renamed product' }, token: t.admin.token };
-    },
-    failure: async () => {
-      const product = await read(`/api/v1/products/${(await createProduct()).id}`);
-      return { params: { id: product.id }, body: withoutId(product), status: 401 };
-    },
-  },
-  'products-patch': {
-    success: async () => ({ params: { id: (await createProduct()).id }, body: { name: 'Patched product', metadata: { shelf: 'B2' } }, contentType: 'application/merge-patch+json', token: t.admin.token }),
-    failure: async () => ({ params: { id: (await createProduct()).id }, body: { metadata: { note: 'x'.repeat(501) } }, contentType: 'application/merge-patch+json', token: t.admin.token, status: 422 }),
-  },
-  'products-delete': {
-    success: async () => ({ params: { id: (await createProduct()).id }, token: t.admin.token }),
-    failure: async () => ({ params: { id: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
-  },
-  'users-create': {
-    success: async () => ({ body: userInput() }),
-    failure: async () => ({ body: userInput({ email: 'not-an-email' }), status: 422 }),
-  },
-  'users-list': {
-    success: async () => ({ query: { page: 1, limit: 10 }, token: t.admin.token }),
-    failure: async () => ({ status: 401 }),
-  },
-  'users-get': {
-    success: async () => {
-      const user = await t.createUser();
-      return { params: { id: user.id }, token: user.token };
-    },
-    failure: async () => ({ params: { id: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
-  },
-  'users-replace': {
-    success: async () => {
-      const user = await t.createUser();
-      const representation = await read(`/api/v1/users/${user.id}`, user.token);
-      return { params: { id: user.id }, body: { ...withoutId(representation), name: 'Renamed user' }, token: user.token };
-    },
-    failure: async () => {
-      const user = await t.createUser();
-      const representation = await read(`/api/v1/users/${user.id}`, user.token);
-      return { params: { id: user.id }, body: { ...withoutId(representation), email: 'not-an-email' }, token: user.token, status: 422 };
-    },
-  },
-  'users-patch': {
-    success: async () => {
-      const user = await t.createUser();
-      return { params: { id: user.id }, body: { name: 'Patched user', metadata: { crm_id: 'C-1' } }, contentType: 'application/merge-patch+json', token: user.token };
-    },
-    failure: async () => {
-      const user = await t.createUser();
-      return { params: { id: user.id }, body: { email: 'not-an-email' }, contentType: 'application/merge-patch+json', token: user.token, status: 422 };
-    },
-  },
-  'users-delete': {
-    success: async () => ({ params: { id: (await t.createUser()).id }, token: t.admin.token }),
-    failure: async () => ({ params: { id: (await t.createUser()).id }, status: 401 }),
-  },
-  'orders-create': {
-    success: async () => {
-      const product = await createProduct();
-      return { body: { items: [{ product_id: product.id, quantity: 2 }], address: '1 Main Street' }, token: (await t.createUser()).token };
-    },
-    failure: async () => {
-      const product = await createProduct();
-      return { body: { items: [{ product_id: product.id, quantity: 0 }] }, token: (await t.createUser()).token, status: 422 };
-    },
-  },
-  'orders-list': {
-    success: async () => {
-      const customer = await t.createUser();
-      await createOrder(customer);
-      return { query: { status: 'draft', page: 1, limit: 10 }, token: customer.token };
-    },
-    failure: async () => ({ status: 401 }),
-  },
-  'orders-get': {
-    // Every expansion, so the documented schema is checked against expanded orders too.
-    success: async () => {
-      const customer = await t.createUser();
-      return { params: { id: (await createOrder(customer)).id }, query: { expand: ['items.product', 'customer', 'payments', 'fulfillments'] }, token: customer.token };
-    },
-    // Another customer's order is 404, never 403 (docs/api.md#visibility).
-    failure: async () => ({ params: { id: (await createOrder(await t.createUser())).id }, token: (await t.createUser()).token, status: 404 }),
-  },
-  'orders-replace': {
-    success: async () => {
-      const customer = await t.createUser();
-      const order = await createOrder(customer);
-      return { params: { id: order.id }, body: { ...withoutId(order), address: '2 Side Street' }, token: customer.token };
-    },
-    failure: async () => {
-      const customer = await t.createUser();
-      const order = await createOrder(customer);
-      return { params: { id: order.id }, body: { ...withoutId(order), address: 'x'.repeat(501) }, token: customer.token, status: 422 };
-    },
-  },
-  'orders-patch': {
-    success: async () => {
-      const customer = await t.createUser();
-      const order = await createOrder(customer);
-      return { params: { id: order.id }, body: { address: '3 Patch Lane' }, contentType: 'application/merge-patch+json', token: customer.token };
-    },
-    failure: async () => {
-      const customer = await t.createUser();
-      const order = await createOrder(customer);
-      return { params: { id: order.id }, body: { address: 'x'.repeat(501) }, contentType: 'application/merge-patch+json', token: customer.token, status: 422 };
-    },
-  },
-  'orders-delete': {
-    success: async () => {
-      const customer = await t.createUser();
-      return { params: { id: (await createOrder(customer)).id }, token: customer.token };
-    },
-    failure: async () => ({ params: { id: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
-  },
-  'orders-confirm': {
-    success: async () => {
-      const customer = await t.createUser();
-      return { params: { id: (await createOrder(customer)).id }, token: customer.token };
-    },
-    // Confirming needs an address (docs/api.md#order-states: 422 names the missing field).
-    failure: async () => {
-      const customer = await t.createUser();
-      return { params: { id: (await createOrder(customer, { address: null })).id }, token: customer.token, status: 422 };
-    },
-  },
-  'orders-cancel': {
-    success: async () => {
-      const customer = await t.createUser();
-      return { params: { id: (await createOrder(customer)).id }, token: customer.token };
-    },
-    failure: async () => ({ params: { id: (await createOrder(await t.createUser())).id }, status: 401 }),
-  },
-  'payments-create': {
-    success: async () => {
-      const customer = await t.createUser();
-      return { body: paymentInput(await orderIn('confirmed', customer)), token: customer.token };
-    },
-    // The amount must equal the order's total (docs/api.md#payments).
-    failure: async () => {
-      const customer = await t.createUser();
-      const order = await orderIn('confirmed', customer);
-      return { body: paymentInput(order, { amount: order.total + 1 }), token: customer.token, status: 422 };
-    },
-  },
-  'payments-get': {
-    success: async () => {
-      const customer = await t.createUser();
-      return { params: { id: (await payOrder(t, await orderIn('confirmed', customer), customer.token)).id }, token: customer.token };
-    },
-    failure: async () => {
-      const customer = await t.createUser();
-      const payment = await payOrder(t, await orderIn('confirmed', customer), customer.token);
-      return { params: { id: payment.id }, token: (await t.createUser()).token, status: 404 };
-    },
-  },
-  'payments-list': {
-    success: async () => {
-      const customer = await t.createUser();
-      const payment = await payOrder(t, await orderIn('confirmed', customer), customer.token);
-      return { query: { order_id: payment.order_id, page: 1, limit: 10 }, token: customer.token };
-    },
-    failure: async () => ({ status: 401 }),
-  },
-  'payments-patch': {
-    success: async () => ({ params: { id: (await paidPayment()).payment.id }, body: { metadata: { erp_id: 'ERP-1' } }, contentType: 'application/merge-patch+json', token: t.admin.token }),
-    // Only metadata changes (docs/api.md#payments): the amount is 422.
-    failure: async () => ({ params: { id: (await paidPayment()).payment.id }, body: { amount: 1 }, contentType: 'application/merge-patch+json', token: t.admin.token, status: 422 }),
-  },
-  'refunds-create': {
-    success: async () => ({ params: { id: (await paidPayment()).payment.id }, body: { amount: 100, reason: 'other' }, token: t.admin.token }),
-    // More than was paid (docs/api.md#refunds).
-    failure: async () => {
-      const { order, payment } = await paidPayment();
-      return { params: { id: payment.id }, body: { amount: order.total + 1 }, token: t.admin.token, status: 422 };
-    },
-  },
-  'refunds-get': {
-    success: async () => {
-      const { payment, customer } = await paidPayment();
-      const refund = await refundAs(t, payment.id, { amount: 100 }, t.admin.token);
-      return { params: { id: payment.id, refundId: refund.id }, token: customer.token };
-    },
-    // Another customer's payment's refund is 404, never 403 (docs/api.md#visibility).
-    failure: async () => {
-      const { payment } = await paidPayment();
-      const refund = await refundAs(t, payment.id, { amount: 100 }, t.admin.token);
-      return { params: { id: payment.id, refundId: refund.id }, token: (await t.createUser()).token, status: 404 };
-    },
-  },
-  'refunds-list': {
-    success: async () => {
-      const { payment, customer } = await paidPayment();
-      await refundAs(t, payment.id, { amount: 100 }, t.admin.token);
-      return { params: { id: payment.id }, query: { page: 1, limit: 10 }, token: customer.token };
-    },
-    failure: async () => ({ params: { id: (await paidPayment()).payment.id }, token: (await t.createUser()).token, status: 404 }),
-  },
-  'fulfillments-request': {
-    success: async () => ({ params: { id: (await orderIn('paid', await t.createUser())).id }, token: t.admin.token }),
-    // Only a paid order goes to fulfillment (docs/api.md#fulfillments).
-    failure: async () => ({ params: { id: (await orderIn('confirmed', await t.createUser())).id }, token: t.admin.token, status: 409 }),
-  },
-  'fulfillments-create': {
-    success: async () => ({ params: { id: (await orderIn('paid', await t.createUser())).id }, body: shipmentInput(), token: t.admin.token }),
-    failure: async () => ({ params: { id: (await orderIn('paid', await t.createUser())).id }, body: shipmentInput({ carrier: '' }), token: t.admin.token, status: 422 }),
-  },
-  'fulfillments-get': {
-    success: async () => {
-      const { order, fulfillment, customer } = await shippedOrder();
-      return { params: { id: order.id, fulfillmentId: fulfillment.id }, token: customer.token };
-    },
-    // Another customer's order's fulfillment is 404, never 403 (docs/api.md#visibility).
-    failure: async () => {
-      const { order, fulfillment } = await shippedOrder();
-      return { params: { id: order.id, fulfillmentId: fulfillment.id }, token: (await t.createUser()).token, status: 404 };
-    },
-  },
-  'fulfillments-list': {
-    success: async () => {
-      const { order, customer } = await shippedOrder();
-      return { params: { id: order.id }, query: { page: 1, limit: 10 }, token: customer.token };
-    },
-    failure: async () => ({ params: { id: (await shippedOrder()).order.id }, token: (await t.createUser()).token, status: 404 }),
-  },
-  'notes-create': {
-    success: async () => ({ params: { id: (await orderIn('confirmed', await t.createUser())).id }, body: { body: 'Called the customer.' }, token: t.admin.token }),
-    failure: async () => ({ params: { id: 2_000_000_000 }, body: { body: 'Called the customer.' }, token: t.admin.token, status: 404 }),
-  },
-  'notes-get': {
-    success: async () => {
-      const order = await orderIn('confirmed', await t.createUser());
-      const note = await t.request({ method: 'POST', url: `/api/v1/orders/${order.id}/notes`, payload: { body: 'Address checked.' }, token: t.admin.token });
-      return { params: { id: order.id, noteId: note.json<{ id: number }>().id }, token: t.admin.token };
-    },
-    failure: async () => ({ params: { id: (await orderIn('confirmed', await t.createUser())).id, noteId: 2_000_000_000 }, token: t.admin.token, status: 404 }),
-  },
-  'notes-list': {
-    success: async () => ({ params: { id: (await orderIn('confirmed', await t.createUser())).id }, query: { page: 1, limit: 10 }, token: t.admin.token }),
-    failure: async () => ({ params: { id: 2_000_000_000 }, token: t.admin.token, status: 404 }),
-  },
-  'events-list': {
-    success: async () => {
-      const order = await createOrder(await t.createUser());
-      return { query: { type: 'order.*,payment.created', order_id: order.id, page: 1, limit: 10 }, token: t.admin.token };
-    },
-    // An unknown type is 422 naming it (docs/api.md#events).
-    failure: async () => ({ query: { type: 'nope.*' }, token: t.admin.token, status: 422 }),
-  },
-  'events-get': {
-    success: async () => {
-      const order = await createOrder(await t.createUser());
-      const [event] = (await read(`/api/v1/events?order_id=${order.id}`, t.admin.token)).data as { id: string }[];
-      if (event === undefined) throw new Error('a new order has its order.created event');
-      return { params: { id: event.id }, token: t.admin.token };
-    },
-    failure: async () => ({ params: { id: 'evt_AAAAAAAAAAAAAAAAAAAA' }, token: t.admin.token, status: 404 }),
-  },
-  'events-listForOrder': {
-    success: async () => {
-      const customer = await t.createUser();
-      return { params: { id: (await createOrder(customer)).id }, query: { page: 1, limit: 10 }, token: customer.token };
-    },
-    // Another customer's order's timeline is 404, as the order is (docs/api.md#visibility).
-    failure: async () => ({ params: { id: (await createOrder(await t.createUser())).id }, token: (await t.createUser()).token, status: 404 }),
-  },
-  // A public client: its 201 (no secret) is what GET at its Location answers.
-  'clients-create': {
-    success: async () => ({ body: publicClientInput(), token: t.admin.token }),
-    failure: async () => ({ body: publicClientInput({ redirect_uris: ['http://app.example.com/cb'] }), token: t.admin.token, status: 422 }),
-  },
-  'clients-list': {
-    success: async () => {
-      await createClient(t);
-      return { query: { page: 1, limit: 10 }, token: t.admin.token };
-    },
-    failure: async () => ({ token: (await t.createUser()).token, status: 403 }),
-  },
-  'clients-get': {
-    success: async () => ({ params: { client_id: (await createClient(t)).client_id }, token: t.admin.token }),
-    failure: async () => ({ params: { client_id: 'Hq3cY1n0x9K7d2mWv8Jt4A' }, token: t.admin.token, status: 404 }),
-  },
-  'clients-delete': {
-    success: async () => ({ params: { client_id: (await createClient(t)).client_id }, token: t.admin.token }),
-    failure: async () => ({ params: { client_id: (await createClient(t)).client_id }, token: (await t.createUser()).token, status: 403 }),
-  },
-  'webhooks-create': {
-    success: async () => {
-      await webhookEndpoint();
-      return { body: endpointInput(['order.*', 'payment.created']), token: t.admin.token };
-    },
-    failure: async () => ({ body: endpointInput(['order.teleported']), token: t.admin.token, status: 422 }),
-  },
-  'webhooks-list': {
-    success: async () => {
-      await webhookEndpoint();
-      return { query: { page: 1, limit: 10 }, token: t.admin.token };
-    },
-    failure: async () => ({ token: (await t.createUser()).token, status: 403 }),
-  },
-  'webhooks-get': {
-    success: async () => ({ params: { id: (await webhookEndpoint()).id }, token: t.admin.token }),
-    failure: async () => ({ params: { id: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
-  },
-  'webhooks-patch': {
-    success: async () => ({ params: { id: (await webhookEndpoint()).id }, body: { enabled_events: ['*'], description: 'Everything' }, token: t.admin.token }),
-    failure: async () => ({ params: { id: (await webhookEndpoint()).id }, body: { url: 'http://hooks.example.com/' }, token: t.admin.token, status: 422 }),
-  },
-  'webhooks-delete': {
-    success: async () => ({ params: { id: (await webhookEndpoint()).id }, token: t.admin.token }),
-    failure: async () => ({ params: { id: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
-  },
-  'webhooks-rotateSecret': {
-    success: async () => ({ params: { id: (await webhookEndpoint()).id }, token: t.admin.token }),
-    failure: async () => ({ params: { id: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
-  },
-  'webhooks-listDeliveries': {
-    success: async () => ({ params: { id: (await webhookDelivery()).endpoint }, query: { page: 1, limit: 10 }, token: t.admin.token }),
-    failure: async () => ({ params: { id: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
-  },
-  'webhooks-retryDelivery': {
-    success: async () => {
-      const { endpoint, delivery } = await webhookDelivery();
-      return { params: { id: endpoint, deliveryId: delivery }, token: t.admin.token };
-    },
-    failure: async () => ({ params: { id: (await webhookEndpoint()).id, deliveryId: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
-  },
-  health: {
-    success: async () => ({}),
-    failure: async () => ({ headers: { accept: 'text/html' }, status: 406 }),
-  },
-  // The test app is not told its start is done (server/main.ts does so once it listens): tell it.
-  'health-ready': {
-    success: async () => {
-      t.app.lifecycle.serving();
-      return {};
-    },
-    failure: async () => ({ headers: { accept: 'text/html' }, status: 406 }),
-  },
-  // Every grant type is called below ("the OAuth endpoints ..."); the walk uses client credentials.
-  'oauth-token': {
-    success: async () => ({ body: { grant_type: 'client_credentials', scope: 'orders:read' }, headers: { authorization: (await confidentialClient()).authorization } }),
-    failure: async () => ({ body: { grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token', client_id: await publicClient() }, status: 400 }),
-  },
-  // RFC 7009 section 2.2: an unknown token is "revoked" too.
-  'oauth-revoke': {
-    success: async () => ({ body: { token: 'not-a-refresh-token', client_id: await publicClient() } }),
-    failure: async () => ({ body: { token: 'not-a-refresh-token' }, status: 400 }),
-  },
-  'oauth-metadata': {
-    success: async () => ({}),
-  },
-};
-
-/**
- * Requests that reach the statuses generic probes (below) cannot: each operation's own
- * conflicts, gones and refusals. Keyed by operationId, then status.
- */
-const reach: Record<string, Partial<Record<number, () => Promise<Call>>>> = {
-  'products-create': {
-    409: async () => ({ body: productInput({ sku: (await createProduct()).sku }), token: t.admin.token }),
-  },
-  'products-get': { 410: async () => ({ params: { id: (await archivedProduct()).id } }) },
-  'products-replace': {
-    409: async () => {
-      const product = await read(`/api/v1/products/${(await createProduct()).id}`);
-      return { params: { id: product.id }, body: { ...withoutId(product), sku: (await createProduct()).sku }, token: t.admin.token };
-    },
-    410: async () => {
-      const product = await archivedProduct();
-      return { params: { id: product.id }, body: productInput(), token: t.admin.token };
-    },
-  },
-  'products-patch': {
-    409: async () => ({ params: { id: (await createProduct()).id }, body: { sku: (await createProduct()).sku }, contentType: 'application/merge-patch+json', token: t.admin.token }),
-    410: async () => ({ params: { id: (await archivedProduct()).id }, body: { name: 'Too late' }, contentType: 'application/merge-patch+json', token: t.admin.token }),
-  },
-  'users-create': {
-    // Registration cannot choose the admin role.
-    403: async () => ({ body: userInput({ role: 'admin' }) }),
-    409: async () => {
-      const user = await t.createUser();
-      return { body: userInput({ email: user.email.toUpperCase() }) };
-    },
-  },
-  'users-replace': {
-    409: async () => {
-      const user = await t.createUser();
-      const other = await t.createUser();
-      const representation = await read(`/api/v1/users/${user.id}`, t.admin.token);
-      return { params: { id: user.id }, body: { ...withoutId(representation), email: other.email }, token: t.admin.token };
-    },
-  },
-  'users-patch': {
-    409: async () => {
-      const user = await t.createUser();
-      const other = await t.createUser();
-      return { params: { id: user.id }, body: { email: other.email }, contentType: 'application/merge-patch+json', token: t.admin.token };
-    },
-  },
-  'users-delete': {
-    409: async () => {
-      const customer = await t.createUser();
-      await createOrder(customer);
-      return { params: { id: customer.id }, token: t.admin.token };
-    },
-  },
-  'orders-create': {
-    // A customer orders for themself only.
-    403: async () => {
-      const product = await createProduct();
-      const other = await t.createUser();
-      return { body: { customer_id: other.id, items: [{ product_id: product.id, quantity: 1 }] }, token: (await t.createUser()).token };
-    },
-  },
-  'orders-get': {
-    // More expand values than it takes (docs/api.md#expand).
-    422: async () => {
-      const customer = await t.createUser();
-      return { params: { id: (await createOrder(customer)).id }, query: { expand: Array<string>(21).fill('customer') }, token: customer.token };
-    },
-  },
-  'orders-replace': {
-    409: async () => {
-      const customer = await t.createUser();
-      const order = await createOrder(customer);
-      return { params: { id: order.id }, body: { ...withoutId(order), status: 'shipped' }, token: customer.token };
-    },
-  },
-  'orders-patch': {
-    409: async () => {
-      const customer = await t.createUser();
-      const order = await createOrder(customer);
-      return {
-        params: { id: order.id },
-        body: [{ op: 'test', path: '/status', value: 'paid' }],
-        contentType: 'application/json-patch+json',
-        token: customer.token,
-      };
-    },
-  },
-  'orders-confirm': {
-    409: async () => {
-      const customer = await t.createUser();
-      return { params: { id: (await orderIn('paid', customer)).id }, token: customer.token };
-    },
-  },
-  'orders-cancel': {
-    // A paid order is cancelled (and refunded); a shipped one is not.
-    409: async () => {
-      const { order, customer } = await shippedOrder();
-      return { params: { id: order.id }, token: customer.token };
-    },
-  },
-  'orders-delete': {
-    409: async () => {
-      const customer = await t.createUser();
-      return { params: { id: (await orderIn('paid', customer)).id }, token: customer.token };
-    },
-  },
-  'payments-patch': {
-    // Customers do not write a payment's metadata (docs/api.md#payments).
-    403: async () => {
-      const { payment, customer } = await paidPayment();
-      return { params: { id: payment.id }, body: { metadata: { erp_id: 'ERP-1' } }, contentType: 'application/merge-patch+json', token: customer.token };
-    },
-    409: async () => ({
-      params: { id: (await paidPayment()).payment.id },
-      body: [{ op: 'test', path: '/metadata/erp_id', value: 'ERP-404' }],
-      contentType: 'application/json-patch+json',
-      token: t.admin.token,
-    }),
-  },
-  'payments-create': {
-    404: async () => ({ body: { order_id: UNKNOWN_ID, amount: 100, method: 'card' }, token: t.admin.token }),
-    409: async () => {
-      const customer = await t.createUser();
-      return { body: paymentInput(await createOrder(customer)), token: customer.token };
-    },
-  },
-  'refunds-create': {
-    404: async () => ({ params: { id: UNKNOWN_ID }, body: { amount: 1 }, token: t.admin.token }),
-    // All that remains of a shipped order's payment: only once it is delivered.
-    409: async () => {
-      const { order, payment } = await paidPayment();
-      await shipOrder(t, order.id, t.admin.token);
-      return { params: { id: payment.id }, body: {}, token: t.admin.token };
-    },
-  },
-  'fulfillments-request': {
-    409: async () => ({ params: { id: (await orderIn('confirmed', await t.createUser())).id }, token: t.admin.token }),
-  },
-  'fulfillments-create': {
-    409: async () => ({ params: { id: (await orderIn('confirmed', await t.createUser())).id }, body: shipmentInput(), token: t.admin.token }),
-  },
-  // Beyond WEBHOOK_MAX_ENDPOINTS (16): the next walk that makes one deletes them all first.
-  'webhooks-create': {
-    409: async () => {
-      await deleteEndpoints();
-      for (let i = 0; i < 16; i += 1) await t.request({ method: 'POST', url: '/api/v1/webhook-endpoints', payload: endpointInput(), token: t.admin.token });
-      return { body: endpointInput(), token: t.admin.token };
-    },
-  },
-  'webhooks-rotateSecret': {
-    // Rotated less than 24 hours ago: only two secrets sign at once.
-    409: async () => {
-      const { id } = await webhookEndpoint();
-      expect((await t.request({ method: 'POST', url: `/api/v1/webhook-endpoints/${id}/rotate-secret`, token: t.admin.token })).statusCode).toBe(200);
-      return { params: { id }, token: t.admin.token };
-    },
-  },
-  'webhooks-retryDelivery': {
-    // A disabled endpoint sends nothing: enable it first.
-    409: async () => {
-      const { endpoint, delivery } = await webhookDelivery();
-      await t.request({ method: 'PATCH', url: `/api/v1/webhook-endpoints/${endpoint}`, payload: { disabled: true }, token: t.admin.token });
-      return { params: { id: endpoint, deliveryId: delivery }, token: t.admin.token };
-    },
-  },
-  // A wrong secret with HTTP Basic: 401 with the Basic challenge (without the header it is 400).
-  'oauth-token': {
-    401: async () => ({ body: { grant_type: 'client_credentials' }, headers: { authorization: basic((await confidentialClient()).id, 'wrong-secret') } }),
-  },
-  'oauth-revoke': {
-    401: async () => ({ body: { token: 'not-a-refresh-token' }, headers: { authorization: basic((await confidentialClient()).id, 'wrong-secret') } }),
-  },
-};
+const ctx = operationsContext(t);
+const { read, confidentialClient, publicClient } = ctx;
+const { walks, reach, actionPosts, shownOnlyOnCreation, representationsForPut } = await loadOperations(ctx);
 
 /** Problems no single request can cause here, each shown by the test named. */
 const REACHED_ELSEWHERE: Partial<Record<ProblemSlug, string>> = {
   'idempotency-key-in-use': 'test/api/idempotency.test.ts ("a wait longer than the bound is 409 idempotency-key-in-use", PostgreSQL)',
 };
 
-/**
- * POSTs that act on a resource instead of creating one, with the success status the contract
- * gives them (docs/api.md#resources and #order-states; the OAuth endpoints: RFC 6749 section 5.1, RFC 7009 section 2.2).
- * Every other POST creates: 201 with Location.
- */
-const ACTION_POSTS: Record<string, number> = {
-  [`${API_PREFIX}/orders/{id}/confirm`]: 200,
-  [`${API_PREFIX}/orders/{id}/cancel`]: 200,
-  [`${API_PREFIX}/orders/{id}/send-to-fulfillment`]: 202,
-  [`${API_PREFIX}/webhook-endpoints/{id}/rotate-secret`]: 200,
-  [`${API_PREFIX}/webhook-endpoints/{id}/deliveries/{deliveryId}/retry`]: 202,
-  '/oauth/token': 200,
-  '/oauth/revoke': 200,
-};
-/** Members a 201 answers that GET at its Location never shows again (a webhook endpoint's secret, docs/webhooks.md). */
-const SHOWN_ONLY_ON_CREATION: Record<string, string[]> = { 'webhooks-create': ['secret', 'previous_secret_expires_at'] };
-const createsResource = (op: DocumentedOperation) => op.method === 'POST' && ACTION_POSTS[op.path] === undefined;
-const answersLocation = (op: DocumentedOperation) => createsResource(op) || op.path.endsWith('/send-to-fulfillment');
+/** Every POST creates (201 with Location) but those its module declares an action. */
+const createsResource = (op: DocumentedOperation) => op.method === 'POST' && actionPosts[op.operationId] === undefined;
+const answersLocation = (op: DocumentedOperation) => createsResource(op) || actionPosts[op.operationId]?.location === true;
 
 /**
  * GET operations that have no validator to revalidate (docs/api.md#shape-of-the-api: health is live, `no-store`;
@@ -1117,7 +436,7 @@ describe('the document states the statuses the contract fixes (docs/api.md#write
 
   it('every action POST documents the status the contract gives it', () => {
     for (const op of operations.filter((o) => o.method === 'POST' && !createsResource(o))) {
-      expect(successCodes(op), `${op.method} ${op.path}`).toEqual([String(ACTION_POSTS[op.path])]);
+      expect(successCodes(op), `${op.method} ${op.path}`).toEqual([String(actionPosts[op.operationId]?.status)]);
     }
   });
 
@@ -1450,25 +769,11 @@ describe('/problems/<slug> pages render as HTML, and the document links them', (
   });
 });
 
-/** A representation to send back with PUT, per documented PUT path, and the token allowed to. */
-const representationsForPut: Record<string, () => Promise<{ representation: Representation; token: string }>> = {
-  [`${API_PREFIX}/products/{id}`]: async () => ({ representation: await read(`/api/v1/products/${(await createProduct()).id}`), token: t.admin.token }),
-  [`${API_PREFIX}/users/{id}`]: async () => {
-    const user = await t.createUser();
-    return { representation: await read(`/api/v1/users/${user.id}`, user.token), token: user.token };
-  },
-  [`${API_PREFIX}/orders/{id}`]: async () => {
-    const customer = await t.createUser();
-    const order = await createOrder(customer);
-    return { representation: await read(`/api/v1/orders/${order.id}`, customer.token), token: customer.token };
-  },
-};
-
 describe('a PUT body schema accepts the representation a GET returns, read-only fields included (GET-modify-PUT, docs/api.md#shape-of-the-api)', () => {
   for (const op of operations.filter((o) => o.method === 'PUT')) {
     it(`PUT ${op.path}: the service takes the GET representation back, and the documented body schema accepts it`, async () => {
-      const prepare = representationsForPut[op.path];
-      if (!prepare) throw new Error(`no representation to send back to PUT ${op.path}: add one`);
+      const prepare = representationsForPut[op.operationId];
+      if (!prepare) throw new Error(`no representation to send back to PUT ${op.path}: add one to \`representationsForPut\` in its module's file of test/operations/`);
       const { representation, token } = await prepare();
       const res = await send(op, { params: { id: representation.id }, body: representation, token });
       expect(res.statusCode, res.body).toBe(200);
@@ -1597,7 +902,7 @@ describe('every documented operation answers as documented when called for real'
   for (const op of operations) {
     describe(`${op.method} ${op.path} (${op.operationId})`, () => {
       it('has an entry in the walk table (add one when adding an operation)', () => {
-        expect(walks[op.operationId], `no walk for ${op.operationId}`).toBeDefined();
+        expect(walks[op.operationId], `no walk for ${op.operationId}: add one to its module's file of test/operations/`).toBeDefined();
       });
 
       it('a request that should succeed answers the documented success status with a body matching its schema', async () => {
@@ -1615,7 +920,7 @@ describe('every documented operation answers as documented when called for real'
           expect(Object.keys(documented?.headers ?? {}).map((h) => h.toLowerCase())).toContain('location');
           const created = await t.request({ method: 'GET', url: String(location), token: t.admin.token });
           expect(created.statusCode).toBe(200);
-          const shownOnce = SHOWN_ONLY_ON_CREATION[op.operationId] ?? [];
+          const shownOnce = shownOnlyOnCreation[op.operationId] ?? [];
           expect(created.json()).toEqual(Object.fromEntries(Object.entries(res.json<Record<string, unknown>>()).filter(([name]) => !shownOnce.includes(name))));
         }
 
@@ -1682,7 +987,7 @@ describe('every documented operation answers as documented when called for real'
         }
         if (res === undefined) {
           const elsewhere = slugs.map((slug) => REACHED_ELSEWHERE[slug]);
-          expect(elsewhere.every((where) => where !== undefined), `no probe reaches ${op.operationId} ${code} (${slugs.join(', ')}): add one to \`reach\``).toBe(true);
+          expect(elsewhere.every((where) => where !== undefined), `no probe reaches ${op.operationId} ${code} (${slugs.join(', ')}): add one to \`reach\` in its module's file of test/operations/`).toBe(true);
           return;
         }
         expect(res.statusCode, res.body).toBe(status);

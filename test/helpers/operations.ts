@@ -1,0 +1,90 @@
+/**
+ * test/api/openapi.test.ts takes how to call every operation of the service from one file per
+ * module in test/operations/: a request that succeeds, one that fails, one for each status its
+ * generic probes cannot reach. It collects every file of the folder without naming it, so a new
+ * module adds a file of its own (docs/architecture.md#adding-a-module). The test still fails by
+ * name when an operation has no entry, and loading fails by name when two files declare the same one.
+ */
+import { readdirSync } from 'node:fs';
+import type { OperationsContext, Representation } from './operations-context.ts';
+
+/** A request of the walk: values for the documented operation's parameters, its body, who sends it. */
+export interface Call {
+  params?: Record<string, string | number>;
+  /** A list's values are sent repeated (`style: form, explode: true`, as documented). */
+  query?: Record<string, string | number | readonly string[]>;
+  body?: unknown;
+  /** Sent as it is instead of `body` (malformed or oversized bodies). */
+  rawBody?: string;
+  /** Content-Type of `body`; default the operation's first. */
+  contentType?: string;
+  token?: string;
+  headers?: Record<string, string>;
+}
+
+export interface FailingCall extends Call {
+  /** What the contract says this request answers. */
+  status: number;
+}
+
+export interface Walk {
+  /** Prepares what the request needs and returns a request that should succeed. */
+  success(): Promise<Call>;
+  /** A request that should fail with `status`; none where only a spent rate limit fails (the OAuth metadata). */
+  failure?(): Promise<FailingCall>;
+}
+
+/** By status: a request that reaches it. */
+export type Reach = Partial<Record<number, () => Promise<Call>>>;
+
+/** The success status the contract gives a POST that acts on a resource instead of creating one. */
+export interface ActionPost {
+  status: number;
+  /** It answers the `Location` of what it started, as a creating POST does. */
+  location?: true;
+}
+
+/** What one module's file declares, each table keyed by operationId. */
+export interface OperationTables {
+  /** How test/api/openapi.test.ts calls each documented operation: once to succeed, once to fail. */
+  walks?: Record<string, Walk>;
+  /** The statuses generic probes cannot reach: each operation's own conflicts, gones and refusals. */
+  reach?: Record<string, Reach>;
+  /** POSTs that act instead of creating; every other POST creates: 201 with Location. */
+  actionPosts?: Record<string, ActionPost>;
+  /** Members a 201 answers that GET at its Location never shows again. */
+  shownOnlyOnCreation?: Record<string, string[]>;
+  /** For each PUT, a representation to send back, and the token allowed to. */
+  representationsForPut?: Record<string, () => Promise<{ representation: Representation; token: string }>>;
+}
+
+/** A file of test/operations/: its tables, built around the context of the test that collects them. */
+export type OperationsFile = (ctx: OperationsContext) => OperationTables;
+
+/** `export default defineOperations((ctx) => ({ ... }))`: types the tables of a file of test/operations/. */
+export const defineOperations = (build: OperationsFile): OperationsFile => build;
+
+const FOLDER = new URL('../operations/', import.meta.url);
+const TABLES = ['walks', 'reach', 'actionPosts', 'shownOnlyOnCreation', 'representationsForPut'] as const satisfies readonly (keyof OperationTables)[];
+
+/** Every file of test/operations/, its tables built around `ctx` and merged. */
+export async function loadOperations(ctx: OperationsContext): Promise<Required<OperationTables>> {
+  const collected: Required<OperationTables> = { walks: {}, reach: {}, actionPosts: {}, shownOnlyOnCreation: {}, representationsForPut: {} };
+  const declaredIn = new Map<string, string>();
+  for (const name of readdirSync(FOLDER).filter((file) => file.endsWith('.ts')).sort()) {
+    const file = `test/operations/${name}`;
+    const { default: build } = (await import(new URL(name, FOLDER).href)) as { default?: unknown };
+    if (typeof build !== 'function') throw new Error(`${file} has no \`export default defineOperations(...)\``);
+    const tables = (build as OperationsFile)(ctx);
+    for (const table of TABLES) {
+      for (const [key, entry] of Object.entries(tables[table] ?? {})) {
+        const where = `${table}['${key}']`;
+        const first = declaredIn.get(where);
+        if (first !== undefined) throw new Error(`${where} is declared by both ${first} and ${file}: one operation, one file`);
+        declaredIn.set(where, file);
+        (collected[table] as Record<string, unknown>)[key] = entry;
+      }
+    }
+  }
+  return collected;
+}

@@ -1,0 +1,81 @@
+import { expect } from 'vitest';
+import { defineOperations } from '../helpers/operations.ts';
+
+export default defineOperations(({ t, UNKNOWN_ID, endpointInput, deleteEndpoints, webhookEndpoint, webhookDelivery }) => ({
+  walks: {
+    'webhooks-create': {
+      success: async () => {
+        await webhookEndpoint();
+        return { body: endpointInput(['order.*', 'payment.created']), token: t.admin.token };
+      },
+      failure: async () => ({ body: endpointInput(['order.teleported']), token: t.admin.token, status: 422 }),
+    },
+    'webhooks-list': {
+      success: async () => {
+        await webhookEndpoint();
+        return { query: { page: 1, limit: 10 }, token: t.admin.token };
+      },
+      failure: async () => ({ token: (await t.createUser()).token, status: 403 }),
+    },
+    'webhooks-get': {
+      success: async () => ({ params: { id: (await webhookEndpoint()).id }, token: t.admin.token }),
+      failure: async () => ({ params: { id: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
+    },
+    'webhooks-patch': {
+      success: async () => ({ params: { id: (await webhookEndpoint()).id }, body: { enabled_events: ['*'], description: 'Everything' }, token: t.admin.token }),
+      failure: async () => ({ params: { id: (await webhookEndpoint()).id }, body: { url: 'http://hooks.example.com/' }, token: t.admin.token, status: 422 }),
+    },
+    'webhooks-delete': {
+      success: async () => ({ params: { id: (await webhookEndpoint()).id }, token: t.admin.token }),
+      failure: async () => ({ params: { id: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
+    },
+    'webhooks-rotateSecret': {
+      success: async () => ({ params: { id: (await webhookEndpoint()).id }, token: t.admin.token }),
+      failure: async () => ({ params: { id: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
+    },
+    'webhooks-listDeliveries': {
+      success: async () => ({ params: { id: (await webhookDelivery()).endpoint }, query: { page: 1, limit: 10 }, token: t.admin.token }),
+      failure: async () => ({ params: { id: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
+    },
+    'webhooks-retryDelivery': {
+      success: async () => {
+        const { endpoint, delivery } = await webhookDelivery();
+        return { params: { id: endpoint, deliveryId: delivery }, token: t.admin.token };
+      },
+      failure: async () => ({ params: { id: (await webhookEndpoint()).id, deliveryId: UNKNOWN_ID }, token: t.admin.token, status: 404 }),
+    },
+  },
+  reach: {
+    // Beyond WEBHOOK_MAX_ENDPOINTS (16): the next walk that makes one deletes them all first.
+    'webhooks-create': {
+      409: async () => {
+        await deleteEndpoints();
+        for (let i = 0; i < 16; i += 1) await t.request({ method: 'POST', url: '/api/v1/webhook-endpoints', payload: endpointInput(), token: t.admin.token });
+        return { body: endpointInput(), token: t.admin.token };
+      },
+    },
+    'webhooks-rotateSecret': {
+      // Rotated less than 24 hours ago: only two secrets sign at once.
+      409: async () => {
+        const { id } = await webhookEndpoint();
+        expect((await t.request({ method: 'POST', url: `/api/v1/webhook-endpoints/${id}/rotate-secret`, token: t.admin.token })).statusCode).toBe(200);
+        return { params: { id }, token: t.admin.token };
+      },
+    },
+    'webhooks-retryDelivery': {
+      // A disabled endpoint sends nothing: enable it first.
+      409: async () => {
+        const { endpoint, delivery } = await webhookDelivery();
+        await t.request({ method: 'PATCH', url: `/api/v1/webhook-endpoints/${endpoint}`, payload: { disabled: true }, token: t.admin.token });
+        return { params: { id: endpoint, deliveryId: delivery }, token: t.admin.token };
+      },
+    },
+  },
+  // They act on the endpoint and on the delivery (docs/webhooks.md#endpoints).
+  actionPosts: {
+    'webhooks-rotateSecret': { status: 200 },
+    'webhooks-retryDelivery': { status: 202 },
+  },
+  // An endpoint's secret is shown once, on creation (docs/webhooks.md#endpoints).
+  shownOnlyOnCreation: { 'webhooks-create': ['secret', 'previous_secret_expires_at'] },
+}));
