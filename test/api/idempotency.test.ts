@@ -1,7 +1,8 @@
 /**
  * docs/api.md#idempotency: `Idempotency-Key` on every creating POST (a POST answering 201 or 202),
  * through REST, /trpc and createCaller. The matrix runs over the creating operations the route
- * table holds, so an operation added later is covered (or this file names it as missing).
+ * table holds, each with its case from its module's file in test/operations/, so an operation
+ * added later is covered (or this file names it as missing).
  */
 import { hash } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
@@ -13,215 +14,34 @@ import type { Caller } from '../../server/auth/tokens.ts';
 import type { Db } from '../../server/db/client.ts';
 import { loadConfig } from '../../server/config.ts';
 import { openDatabase } from '../../server/db/client.ts';
-import { idempotencyKeys, payments } from '../../server/db/schema.ts';
+import { idempotencyKeys } from '../../server/db/schema.ts';
 import { restRoutes } from '../../server/http/rest-routes.ts';
-import { API_PREFIX } from '../../server/lib/api-paths.ts';
 import { canonicalJson } from '../../server/lib/etag.ts';
 import { appRouter } from '../../server/router.ts';
 import { createContextInner, defaultIdempotencySettings } from '../../server/trpc/context.ts';
 import { fingerprintOf, isCreatingOperation, purgeExpiredKeys } from '../../server/trpc/idempotency.ts';
 import { createCallerFactory } from '../../server/trpc/trpc.ts';
-import { createTestApp, createUserRow, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
+import { createTestApp, createUserRow, TEST_JWT, type TestUser } from '../helpers/app.ts';
 import { copyTemplateDatabase, createTestDatabase, onPostgres } from '../helpers/db.ts';
-import { publicClientInput } from '../helpers/clients.ts';
-import { advanceOrder, createOrderScene, draftOrder, orderAction, type OrderScene } from '../helpers/orders.ts';
+import { loadOperations, type PostCall } from '../helpers/operations.ts';
+import { operationsContext, type Actor } from '../helpers/operations-context.ts';
 import { expectProblem } from '../helpers/problems.ts';
-import { createProduct as createProductAs, productInput } from '../helpers/products.ts';
-import { createEndpoint, deliveriesOf, WEBHOOK_ENDPOINTS } from '../helpers/webhooks.ts';
+import { productInput } from '../helpers/products.ts';
 import { userInput } from '../helpers/users.ts';
-
-/** One request of an operation: where to POST, with which body. */
-interface Call {
-  url: string;
-  body: Record<string, unknown>;
-}
-
-/** Who sends it: a token, or nobody (anonymous) from an address. */
-interface Actor {
-  token?: string;
-  remoteAddress?: string;
-}
-
-/** For one test, a fresh target: a valid call, another valid call, and one that fails (4xx). */
-interface Scenario {
-  call: Call;
-  other: Call;
-  failing: Call;
-}
-
-interface Operation {
-  /** Two callers whose keys must not collide. */
-  actors(t: TestApp): Promise<[Actor, Actor]>;
-  scenario(t: TestApp, actor: Actor): Promise<Scenario>;
-  /** An action on a resource that exists (a delivery retried): each run answers that same resource. */
-  actsOnExisting?: true;
-}
-
-const api = (path: string) => API_PREFIX + path;
-
-let scene: OrderScene;
-/** Orders of a customer with a token in `actor`: the scene's products, in a draft of their own. */
-const customerOf = new Map<string, TestUser>();
-
-async function customerActor(t: TestApp): Promise<Actor> {
-  const user = await t.createUser('customer');
-  customerOf.set(user.token, user);
-  return { token: user.token };
-}
-
-function ownerOf(actor: Actor): TestUser {
-  const user = actor.token === undefined ? undefined : customerOf.get(actor.token);
-  if (!user) throw new Error('actor is not a scene customer');
-  return user;
-}
-
-async function draftOf(t: TestApp, owner: TestUser) {
-  return draftOrder(t, scene, { owner, items: [{ product_id: scene.mug.id, quantity: 1 }] });
-}
-
-async function confirmedOrder(t: TestApp, owner: TestUser) {
-  const draft = await draftOf(t, owner);
-  expect((await orderAction(t, draft.id, 'confirm', owner.token)).statusCode).toBe(200);
-  return { ...draft, status: 'confirmed' };
-}
-
-async function paidOrder(t: TestApp) {
-  const owner = await t.createUser('customer');
-  return advanceOrder(t, await draftOf(t, owner), 'paid', owner);
-}
-
-/** No webhook endpoint left (at most WEBHOOK_MAX_ENDPOINTS may exist). */
-async function deleteWebhookEndpoints(t: TestApp): Promise<void> {
-  const listed = await t.request({ method: 'GET', url: `${WEBHOOK_ENDPOINTS}?limit=100`, token: t.admin.token });
-  for (const { id } of listed.json<{ data: { id: number }[] }>().data) await t.request({ method: 'DELETE', url: `${WEBHOOK_ENDPOINTS}/${id}`, token: t.admin.token });
-}
-
-const adminActors = async (t: TestApp): Promise<[Actor, Actor]> => [{ token: t.admin.token }, { token: (await t.createUser('admin')).token }];
-
-/** Every creating operation of the service, by procedure path. */
-const operations: Record<string, Operation> = {
-  'products.create': {
-    actors: adminActors,
-    scenario: async () => ({
-      call: { url: api('/products'), body: productInput() },
-      other: { url: api('/products'), body: productInput() },
-      failing: { url: api('/products'), body: { ...productInput(), price: -1 } },
-    }),
-  },
-  'users.create': {
-    // Anonymous registration: keys are scoped by the client's address.
-    actors: async () => [{ remoteAddress: '10.9.0.1' }, { remoteAddress: '10.9.0.2' }],
-    scenario: async () => ({
-      call: { url: api('/users'), body: userInput() },
-      other: { url: api('/users'), body: userInput() },
-      failing: { url: api('/users'), body: { ...userInput(), email: 'not-an-email' } },
-    }),
-  },
-  'orders.create': {
-    actors: async (t) => [await customerActor(t), await customerActor(t)],
-    scenario: async () => ({
-      call: { url: api('/orders'), body: { items: [{ product_id: scene.mug.id, quantity: 1 }] } },
-      other: { url: api('/orders'), body: { items: [{ product_id: scene.mug.id, quantity: 2 }] } },
-      failing: { url: api('/orders'), body: { items: [{ product_id: scene.mug.id, quantity: 0 }] } },
-    }),
-  },
-  'payments.create': {
-    actors: async (t) => [await customerActor(t), await customerActor(t)],
-    scenario: async (t, actor) => {
-      const order = await confirmedOrder(t, ownerOf(actor));
-      const another = await confirmedOrder(t, ownerOf(actor));
-      return {
-        call: { url: api('/payments'), body: { order_id: order.id, amount: order.total, method: 'card' } },
-        other: { url: api('/payments'), body: { order_id: another.id, amount: another.total, method: 'card' } },
-        failing: { url: api('/payments'), body: { order_id: order.id, amount: order.total + 1, method: 'card' } },
-      };
-    },
-  },
-  'fulfillments.request': {
-    actors: adminActors,
-    scenario: async (t) => {
-      const [order, another] = [await paidOrder(t), await paidOrder(t)];
-      return {
-        call: { url: api(`/orders/${order.id}/send-to-fulfillment`), body: {} },
-        other: { url: api(`/orders/${another.id}/send-to-fulfillment`), body: {} },
-        failing: { url: api(`/orders/${order.id + 1_000_000}/send-to-fulfillment`), body: {} },
-      };
-    },
-  },
-  'refunds.create': {
-    actors: adminActors,
-    scenario: async (t) => {
-      // Partial refunds of one paid order's payment (a mug, 550): each leaves some of it.
-      const order = await paidOrder(t);
-      const [payment] = await t.db.select({ id: payments.id }).from(payments).where(eq(payments.orderId, order.id));
-      const url = api(`/payments/${payment?.id}/refunds`);
-      return { call: { url, body: { amount: 100 } }, other: { url, body: { amount: 200, reason: 'other' } }, failing: { url, body: { amount: 0 } } };
-    },
-  },
-  'clients.create': {
-    // A public client: its answer has no secret, so the replay's body is the first one's byte for byte.
-    actors: adminActors,
-    scenario: async () => ({
-      call: { url: api('/clients'), body: publicClientInput() },
-      other: { url: api('/clients'), body: publicClientInput() },
-      failing: { url: api('/clients'), body: publicClientInput({ redirect_uris: [] }) },
-    }),
-  },
-  'webhooks.create': {
-    actors: adminActors,
-    scenario: async (t) => {
-      await deleteWebhookEndpoints(t);
-      const input = (path: string) => ({ url: `http://127.0.0.1:9/${path}`, enabled_events: ['product.created'] });
-      return { call: { url: WEBHOOK_ENDPOINTS, body: input('a') }, other: { url: WEBHOOK_ENDPOINTS, body: input('b') }, failing: { url: WEBHOOK_ENDPOINTS, body: { ...input('c'), enabled_events: ['no.such'] } } };
-    },
-  },
-  'webhooks.retryDelivery': {
-    actors: adminActors,
-    actsOnExisting: true,
-    scenario: async (t) => {
-      // Two deliveries of one endpoint (two products made); a delivery of no endpoint fails (404).
-      await deleteWebhookEndpoints(t);
-      const endpoint = await createEndpoint(t, { url: 'http://127.0.0.1:9/hooks', enabled_events: ['product.created'] });
-      await createProductAs(t);
-      await createProductAs(t);
-      const [first, second] = await deliveriesOf(t, endpoint.id);
-      const retry = (id: number | undefined) => `${WEBHOOK_ENDPOINTS}/${endpoint.id}/deliveries/${id}/retry`;
-      return { call: { url: retry(first?.id), body: {} }, other: { url: retry(second?.id), body: {} }, failing: { url: retry(999_999), body: {} } };
-    },
-  },
-  'fulfillments.create': {
-    actors: adminActors,
-    scenario: async (t) => {
-      const [order, another] = [await paidOrder(t), await paidOrder(t)];
-      const shipment = { carrier: 'UPS', tracking_number: '1Z999' };
-      return {
-        call: { url: api(`/orders/${order.id}/fulfillments`), body: shipment },
-        other: { url: api(`/orders/${another.id}/fulfillments`), body: shipment },
-        failing: { url: api(`/orders/${order.id}/fulfillments`), body: { carrier: '', tracking_number: '1Z999' } },
-      };
-    },
-  },
-  'notes.create': {
-    actors: adminActors,
-    scenario: async (t) => {
-      const owner = await t.createUser('customer');
-      const [order, another] = [await draftOf(t, owner), await draftOf(t, owner)];
-      return {
-        call: { url: api(`/orders/${order.id}/notes`), body: { body: 'Customer called: leave it with the neighbour.' } },
-        other: { url: api(`/orders/${another.id}/notes`), body: { body: 'Customer called: leave it with the neighbour.' } },
-        failing: { url: api(`/orders/${order.id}/notes`), body: { body: '' } },
-      };
-    },
-  },
-};
 
 const creating = restRoutes(appRouter).filter((route) => isCreatingOperation({ openapi: { method: route.method }, rest: route.rest }));
 
-let t: TestApp;
+// One app, loaded before the tests are collected: each creating operation's case is built around it.
+const t = await createTestApp();
+afterAll(async () => t.close());
+const ctx = operationsContext(t);
+const { api } = ctx;
+const { idempotency: operations } = await loadOperations(ctx);
+
 let keySequence = 0;
 const newKey = () => `key-${++keySequence}-${Math.random().toString(36).slice(2)}`;
 
-function post(call: Call, actor: Actor, key?: string): Promise<LightMyRequestResponse> {
+function post(call: PostCall, actor: Actor, key?: string): Promise<LightMyRequestResponse> {
   return t.app.inject({
     method: 'POST',
     url: call.url,
@@ -237,12 +57,6 @@ const idOf = (res: LightMyRequestResponse): number | string | undefined => {
   return body.id ?? body.client_id;
 };
 
-beforeAll(async () => {
-  t = await createTestApp();
-  scene = await createOrderScene(t);
-});
-afterAll(async () => t.close());
-
 describe('which operations honour Idempotency-Key', () => {
   it('every POST answering 201 or 202 is a creating operation, and each has a case in this matrix', () => {
     expect(creating.map((r) => r.procedurePath).sort()).toEqual(expect.arrayContaining(['orders.create', 'products.create', 'users.create']));
@@ -256,8 +70,8 @@ describe.each(creating.map((route) => [route.procedurePath, route] as const))('%
   const successStatus = route.rest.status ?? 201;
 
   it(`the first request runs (${successStatus}); the same key and request replays it: 200, same body, Location and ETag, Idempotent-Replayed: true`, async () => {
-    const [actor] = await operation.actors(t);
-    const { call } = await operation.scenario(t, actor);
+    const [actor] = await operation.actors();
+    const { call } = await operation.scenario(actor);
     const key = newKey();
     const first = await post(call, actor, key);
     expect(first.statusCode, first.body).toBe(successStatus);
@@ -280,8 +94,8 @@ describe.each(creating.map((route) => [route.procedurePath, route] as const))('%
   });
 
   it('the same key with another request is 422 idempotency-key-mismatch, and creates nothing', async () => {
-    const [actor] = await operation.actors(t);
-    const { call, other } = await operation.scenario(t, actor);
+    const [actor] = await operation.actors();
+    const { call, other } = await operation.scenario(actor);
     const key = newKey();
     expect((await post(call, actor, key)).statusCode).toBe(successStatus);
     expectProblem(await post(other, actor, key), 422, 'idempotency-key-mismatch');
@@ -296,8 +110,8 @@ describe.each(creating.map((route) => [route.procedurePath, route] as const))('%
     ['with a control character', 'key\u0001x'],
     ['with a non-ASCII character', 'clé'],
   ])('a key %s is 400 malformed-request naming the header', async (_name, key) => {
-    const [actor] = await operation.actors(t);
-    const { call } = await operation.scenario(t, actor);
+    const [actor] = await operation.actors();
+    const { call } = await operation.scenario(actor);
     const res = await post(call, actor, key);
     if (res.statusCode === 400 && res.json<{ type: string }>().type === '/problems/malformed-request' && res.json<{ errors?: unknown }>().errors === undefined) {
       // Node itself refuses a header value with a control character before any route runs.
@@ -307,16 +121,16 @@ describe.each(creating.map((route) => [route.procedurePath, route] as const))('%
   });
 
   it('255 visible ASCII characters are a valid key', async () => {
-    const [actor] = await operation.actors(t);
-    const { call } = await operation.scenario(t, actor);
+    const [actor] = await operation.actors();
+    const { call } = await operation.scenario(actor);
     const key = `~${newKey()}`.padEnd(255, '!');
     expect((await post(call, actor, key)).statusCode).toBe(successStatus);
     expect((await post(call, actor, key)).statusCode).toBe(200);
   });
 
   it('without a key every request is a new operation (never a replay)', async () => {
-    const [actor] = await operation.actors(t);
-    const { call } = await operation.scenario(t, actor);
+    const [actor] = await operation.actors();
+    const { call } = await operation.scenario(actor);
     const first = await post(call, actor);
     expect(first.statusCode, first.body).toBe(successStatus);
     const second = await post(call, actor);
@@ -329,18 +143,18 @@ describe.each(creating.map((route) => [route.procedurePath, route] as const))('%
   });
 
   it("equal keys of two callers do not collide: each runs its own operation", async () => {
-    const [alice, bob] = await operation.actors(t);
+    const [alice, bob] = await operation.actors();
     const key = newKey();
-    const a = await post((await operation.scenario(t, alice)).call, alice, key);
-    const b = await post((await operation.scenario(t, bob)).call, bob, key);
+    const a = await post((await operation.scenario(alice)).call, alice, key);
+    const b = await post((await operation.scenario(bob)).call, bob, key);
     expect(a.statusCode, a.body).toBe(successStatus);
     expect(b.statusCode, b.body).toBe(successStatus);
     expect(idOf(b)).not.toBe(idOf(a));
   });
 
   it('a failed first attempt leaves the key free: a corrected request with it runs', async () => {
-    const [actor] = await operation.actors(t);
-    const { call, failing } = await operation.scenario(t, actor);
+    const [actor] = await operation.actors();
+    const { call, failing } = await operation.scenario(actor);
     const key = newKey();
     const failed = await post(failing, actor, key);
     expect(failed.statusCode, failed.body).toBeGreaterThanOrEqual(400);
@@ -351,8 +165,8 @@ describe.each(creating.map((route) => [route.procedurePath, route] as const))('%
   });
 
   it('an expired key is free again: the request runs as a new operation', async () => {
-    const [actor] = await operation.actors(t);
-    const first = await operation.scenario(t, actor);
+    const [actor] = await operation.actors();
+    const first = await operation.scenario(actor);
     const key = newKey();
     expect((await post(first.call, actor, key)).statusCode).toBe(successStatus);
     await t.db.execute(sql`update ${idempotencyKeys} set expires_at = now() - interval '1 second' where key = ${key}`);

@@ -5,10 +5,11 @@
  * every request a module's entries prepare lands on the app that sends it.
  */
 import { expect } from 'vitest';
+import { API_PREFIX } from '../../server/lib/api-paths.ts';
 import type { TestApp, TestUser } from './app.ts';
 import { shipOrder, type FulfillmentBody } from './fulfillments.ts';
 import { insertClient } from './oauth.ts';
-import { createOrder as createOrderAs, type OrderBody, type OrderInputBody } from './orders.ts';
+import { advanceOrder, createOrder as createOrderAs, createOrderScene, draftOrder, orderAction, type OrderBody, type OrderInputBody, type OrderScene } from './orders.ts';
 import { payOrder, type PaymentBody } from './payments.ts';
 import { createProduct as createProductAs, type ProductBody } from './products.ts';
 import { WEBHOOK_ENDPOINTS } from './webhooks.ts';
@@ -21,6 +22,12 @@ export interface Representation extends Record<string, unknown> {
   id: number;
 }
 
+/** Who sends a keyed request in test/api/idempotency.test.ts: a token, or nobody (anonymous) from an address. */
+export interface Actor {
+  token?: string;
+  remoteAddress?: string;
+}
+
 /** A GET representation as a PUT body: `id` travels in the path. */
 function withoutId(representation: Representation): Record<string, unknown> {
   return Object.fromEntries(Object.entries(representation).filter(([key]) => key !== 'id'));
@@ -28,6 +35,9 @@ function withoutId(representation: Representation): Record<string, unknown> {
 
 /** `Authorization: Basic` of a client id and secret (RFC 6749 section 2.3.1). */
 const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+/** A path of the REST facade, whole. */
+const api = (path: string): string => API_PREFIX + path;
 
 /** A webhook endpoint input; no worker runs in these tests, so nothing is sent to it. */
 const endpointInput = (enabledEvents: string[] = ['product.created']) => ({ url: 'http://127.0.0.1:9/hooks', enabled_events: enabledEvents });
@@ -111,9 +121,50 @@ export function operationsContext(t: TestApp) {
     return { endpoint: endpoint.id, delivery: delivery.id };
   }
 
+  // The idempotency cases' orders are drafts of the scene's mug (550): made once, when first needed.
+  let sceneMade: Promise<OrderScene> | undefined;
+  const scene = (): Promise<OrderScene> => (sceneMade ??= createOrderScene(t));
+  /** The customer behind each token `customerActor` handed out. */
+  const customerOf = new Map<string, TestUser>();
+
+  /** A new customer as an actor; `ownerOf` gives the customer back. */
+  async function customerActor(): Promise<Actor> {
+    const user = await t.createUser('customer');
+    customerOf.set(user.token, user);
+    return { token: user.token };
+  }
+
+  function ownerOf(actor: Actor): TestUser {
+    const user = actor.token === undefined ? undefined : customerOf.get(actor.token);
+    if (!user) throw new Error('actor is not a scene customer');
+    return user;
+  }
+
+  /** Two admins: keys are scoped by the caller, so equal keys of theirs must not collide. */
+  const adminActors = async (): Promise<[Actor, Actor]> => [{ token: t.admin.token }, { token: (await t.createUser('admin')).token }];
+
+  /** A draft of `owner`'s: one mug of the scene. */
+  async function draftOf(owner: TestUser): Promise<OrderBody> {
+    const made = await scene();
+    return draftOrder(t, made, { owner, items: [{ product_id: made.mug.id, quantity: 1 }] });
+  }
+
+  async function confirmedOrder(owner: TestUser): Promise<OrderBody> {
+    const draft = await draftOf(owner);
+    expect((await orderAction(t, draft.id, 'confirm', owner.token)).statusCode).toBe(200);
+    return { ...draft, status: 'confirmed' };
+  }
+
+  /** A new customer's draft of one mug, paid. */
+  async function paidOrder(): Promise<OrderBody> {
+    const owner = await t.createUser('customer');
+    return advanceOrder(t, await draftOf(owner), 'paid', owner);
+  }
+
   return {
     t,
     UNKNOWN_ID,
+    api,
     createProduct,
     read,
     withoutId,
@@ -129,6 +180,13 @@ export function operationsContext(t: TestApp) {
     deleteEndpoints,
     webhookEndpoint,
     webhookDelivery,
+    scene,
+    customerActor,
+    ownerOf,
+    adminActors,
+    draftOf,
+    confirmedOrder,
+    paidOrder,
   };
 }
 

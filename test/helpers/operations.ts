@@ -1,12 +1,14 @@
 /**
- * test/api/openapi.test.ts takes how to call every operation of the service from one file per
- * module in test/operations/: a request that succeeds, one that fails, one for each status its
- * generic probes cannot reach. It collects every file of the folder without naming it, so a new
- * module adds a file of its own (docs/architecture.md#adding-a-module). The test still fails by
- * name when an operation has no entry, and loading fails by name when two files declare the same one.
+ * The tests that cover every operation of the service take how to call each from one file per
+ * module in test/operations/: test/api/openapi.test.ts walks every documented operation (a request
+ * that succeeds, one that fails, one for each status its generic probes cannot reach) and
+ * test/api/idempotency.test.ts runs its matrix over every creating operation. Both collect every
+ * file of the folder without naming it, so a new module adds a file of its own and edits neither
+ * (docs/architecture.md#adding-a-module). Each test still fails by name when an operation has no
+ * entry, and loading fails by name when two files declare the same one.
  */
 import { readdirSync } from 'node:fs';
-import type { OperationsContext, Representation } from './operations-context.ts';
+import type { Actor, OperationsContext, Representation } from './operations-context.ts';
 
 /** A request of the walk: values for the documented operation's parameters, its body, who sends it. */
 export interface Call {
@@ -44,7 +46,28 @@ export interface ActionPost {
   location?: true;
 }
 
-/** What one module's file declares, each table keyed by operationId. */
+/** One POST of a creating operation: where, with which body. */
+export interface PostCall {
+  url: string;
+  body: Record<string, unknown>;
+}
+
+/** For one test, a fresh target: a valid call, another valid call, and one that fails (4xx). */
+export interface Scenario {
+  call: PostCall;
+  other: PostCall;
+  failing: PostCall;
+}
+
+export interface CreatingOperation {
+  /** Two callers whose keys must not collide. */
+  actors(): Promise<[Actor, Actor]>;
+  scenario(actor: Actor): Promise<Scenario>;
+  /** An action on a resource that exists (a delivery retried): each run answers that same resource. */
+  actsOnExisting?: true;
+}
+
+/** What one module's file declares; every table but `idempotency` is keyed by operationId. */
 export interface OperationTables {
   /** How test/api/openapi.test.ts calls each documented operation: once to succeed, once to fail. */
   walks?: Record<string, Walk>;
@@ -56,6 +79,8 @@ export interface OperationTables {
   shownOnlyOnCreation?: Record<string, string[]>;
   /** For each PUT, a representation to send back, and the token allowed to. */
   representationsForPut?: Record<string, () => Promise<{ representation: Representation; token: string }>>;
+  /** By procedure path: each creating operation's case in test/api/idempotency.test.ts. */
+  idempotency?: Record<string, CreatingOperation>;
 }
 
 /** A file of test/operations/: its tables, built around the context of the test that collects them. */
@@ -65,11 +90,11 @@ export type OperationsFile = (ctx: OperationsContext) => OperationTables;
 export const defineOperations = (build: OperationsFile): OperationsFile => build;
 
 const FOLDER = new URL('../operations/', import.meta.url);
-const TABLES = ['walks', 'reach', 'actionPosts', 'shownOnlyOnCreation', 'representationsForPut'] as const satisfies readonly (keyof OperationTables)[];
+const TABLES = ['walks', 'reach', 'actionPosts', 'shownOnlyOnCreation', 'representationsForPut', 'idempotency'] as const satisfies readonly (keyof OperationTables)[];
 
 /** Every file of test/operations/, its tables built around `ctx` and merged. */
 export async function loadOperations(ctx: OperationsContext): Promise<Required<OperationTables>> {
-  const collected: Required<OperationTables> = { walks: {}, reach: {}, actionPosts: {}, shownOnlyOnCreation: {}, representationsForPut: {} };
+  const collected: Required<OperationTables> = { walks: {}, reach: {}, actionPosts: {}, shownOnlyOnCreation: {}, representationsForPut: {}, idempotency: {} };
   const declaredIn = new Map<string, string>();
   for (const name of readdirSync(FOLDER).filter((file) => file.endsWith('.ts')).sort()) {
     const file = `test/operations/${name}`;

@@ -1,7 +1,7 @@
 import { createClient, publicClientInput } from '../helpers/clients.ts';
 import { defineOperations } from '../helpers/operations.ts';
 
-export default defineOperations(({ t }) => ({
+export default defineOperations(({ t, api, adminActors }) => ({
   walks: {
     // A public client: its 201 (no secret) is what GET at its Location answers.
     'clients-create': {
@@ -22,6 +22,17 @@ export default defineOperations(({ t }) => ({
     'clients-delete': {
       success: async () => ({ params: { client_id: (await createClient(t)).client_id }, token: t.admin.token }),
       failure: async () => ({ params: { client_id: (await createClient(t)).client_id }, token: (await t.createUser()).token, status: 403 }),
+    },
+  },
+  idempotency: {
+    'clients.create': {
+      // A public client: its answer has no secret, so the replay's body is the first one's byte for byte.
+      actors: adminActors,
+      scenario: async () => ({
+        call: { url: api('/clients'), body: publicClientInput() },
+        other: { url: api('/clients'), body: publicClientInput() },
+        failing: { url: api('/clients'), body: publicClientInput({ redirect_uris: [] }) },
+      }),
     },
   },
 }));

@@ -1,7 +1,7 @@
 import { shipmentInput } from '../helpers/fulfillments.ts';
 import { defineOperations } from '../helpers/operations.ts';
 
-export default defineOperations(({ t, orderIn, shippedOrder }) => ({
+export default defineOperations(({ t, api, orderIn, shippedOrder, adminActors, paidOrder }) => ({
   walks: {
     'fulfillments-request': {
       success: async () => ({ params: { id: (await orderIn('paid', await t.createUser())).id }, token: t.admin.token }),
@@ -42,5 +42,30 @@ export default defineOperations(({ t, orderIn, shippedOrder }) => ({
   // It acts on the order, and answers the requested fulfillment's Location (docs/api.md#fulfillments).
   actionPosts: {
     'fulfillments-request': { status: 202, location: true },
+  },
+  idempotency: {
+    'fulfillments.request': {
+      actors: adminActors,
+      scenario: async () => {
+        const [order, another] = [await paidOrder(), await paidOrder()];
+        return {
+          call: { url: api(`/orders/${order.id}/send-to-fulfillment`), body: {} },
+          other: { url: api(`/orders/${another.id}/send-to-fulfillment`), body: {} },
+          failing: { url: api(`/orders/${order.id + 1_000_000}/send-to-fulfillment`), body: {} },
+        };
+      },
+    },
+    'fulfillments.create': {
+      actors: adminActors,
+      scenario: async () => {
+        const [order, another] = [await paidOrder(), await paidOrder()];
+        const shipment = { carrier: 'UPS', tracking_number: '1Z999' };
+        return {
+          call: { url: api(`/orders/${order.id}/fulfillments`), body: shipment },
+          other: { url: api(`/orders/${another.id}/fulfillments`), body: shipment },
+          failing: { url: api(`/orders/${order.id}/fulfillments`), body: { carrier: '', tracking_number: '1Z999' } },
+        };
+      },
+    },
   },
 }));

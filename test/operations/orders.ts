@@ -1,6 +1,6 @@
 import { defineOperations } from '../helpers/operations.ts';
 
-export default defineOperations(({ t, UNKNOWN_ID, createProduct, read, withoutId, createOrder, orderIn, shippedOrder }) => ({
+export default defineOperations(({ t, UNKNOWN_ID, api, createProduct, read, withoutId, createOrder, orderIn, shippedOrder, scene, customerActor }) => ({
   walks: {
     'orders-create': {
       success: async () => {
@@ -144,6 +144,19 @@ export default defineOperations(({ t, UNKNOWN_ID, createProduct, read, withoutId
       const customer = await t.createUser();
       const order = await createOrder(customer);
       return { representation: await read(`/api/v1/orders/${order.id}`, customer.token), token: customer.token };
+    },
+  },
+  idempotency: {
+    'orders.create': {
+      actors: async () => [await customerActor(), await customerActor()],
+      scenario: async () => {
+        const { mug } = await scene();
+        return {
+          call: { url: api('/orders'), body: { items: [{ product_id: mug.id, quantity: 1 }] } },
+          other: { url: api('/orders'), body: { items: [{ product_id: mug.id, quantity: 2 }] } },
+          failing: { url: api('/orders'), body: { items: [{ product_id: mug.id, quantity: 0 }] } },
+        };
+      },
     },
   },
 }));

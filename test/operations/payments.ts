@@ -1,7 +1,7 @@
 import { defineOperations } from '../helpers/operations.ts';
 import { paymentInput, payOrder } from '../helpers/payments.ts';
 
-export default defineOperations(({ t, UNKNOWN_ID, createOrder, orderIn, paidPayment }) => ({
+export default defineOperations(({ t, UNKNOWN_ID, api, createOrder, orderIn, paidPayment, customerActor, ownerOf, confirmedOrder }) => ({
   walks: {
     'payments-create': {
       success: async () => {
@@ -59,6 +59,20 @@ export default defineOperations(({ t, UNKNOWN_ID, createOrder, orderIn, paidPaym
       409: async () => {
         const customer = await t.createUser();
         return { body: paymentInput(await createOrder(customer)), token: customer.token };
+      },
+    },
+  },
+  idempotency: {
+    'payments.create': {
+      actors: async () => [await customerActor(), await customerActor()],
+      scenario: async (actor) => {
+        const order = await confirmedOrder(ownerOf(actor));
+        const another = await confirmedOrder(ownerOf(actor));
+        return {
+          call: { url: api('/payments'), body: { order_id: order.id, amount: order.total, method: 'card' } },
+          other: { url: api('/payments'), body: { order_id: another.id, amount: another.total, method: 'card' } },
+          failing: { url: api('/payments'), body: { order_id: order.id, amount: order.total + 1, method: 'card' } },
+        };
       },
     },
   },

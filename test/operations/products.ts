@@ -1,7 +1,7 @@
 import { defineOperations } from '../helpers/operations.ts';
 import { productInput } from '../helpers/products.ts';
 
-export default defineOperations(({ t, UNKNOWN_ID, createProduct, read, withoutId, archivedProduct }) => ({
+export default defineOperations(({ t, UNKNOWN_ID, api, createProduct, read, withoutId, archivedProduct, adminActors }) => ({
   walks: {
     'products-create': {
       success: async () => ({ body: productInput(), token: t.admin.token }),
@@ -59,5 +59,15 @@ export default defineOperations(({ t, UNKNOWN_ID, createProduct, read, withoutId
   },
   representationsForPut: {
     'products-replace': async () => ({ representation: await read(`/api/v1/products/${(await createProduct()).id}`), token: t.admin.token }),
+  },
+  idempotency: {
+    'products.create': {
+      actors: adminActors,
+      scenario: async () => ({
+        call: { url: api('/products'), body: productInput() },
+        other: { url: api('/products'), body: productInput() },
+        failing: { url: api('/products'), body: { ...productInput(), price: -1 } },
+      }),
+    },
   },
 }));

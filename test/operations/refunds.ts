@@ -1,8 +1,10 @@
+import { eq } from 'drizzle-orm';
+import { payments } from '../../server/db/schema.ts';
 import { shipOrder } from '../helpers/fulfillments.ts';
 import { defineOperations } from '../helpers/operations.ts';
 import { refund as refundAs } from '../helpers/refunds.ts';
 
-export default defineOperations(({ t, UNKNOWN_ID, paidPayment }) => ({
+export default defineOperations(({ t, UNKNOWN_ID, api, paidPayment, adminActors, paidOrder }) => ({
   walks: {
     'refunds-create': {
       success: async () => ({ params: { id: (await paidPayment()).payment.id }, body: { amount: 100, reason: 'other' }, token: t.admin.token }),
@@ -42,6 +44,18 @@ export default defineOperations(({ t, UNKNOWN_ID, paidPayment }) => ({
         const { order, payment } = await paidPayment();
         await shipOrder(t, order.id, t.admin.token);
         return { params: { id: payment.id }, body: {}, token: t.admin.token };
+      },
+    },
+  },
+  idempotency: {
+    'refunds.create': {
+      actors: adminActors,
+      scenario: async () => {
+        // Partial refunds of one paid order's payment (a mug, 550): each leaves some of it.
+        const order = await paidOrder();
+        const [payment] = await t.db.select({ id: payments.id }).from(payments).where(eq(payments.orderId, order.id));
+        const url = api(`/payments/${payment?.id}/refunds`);
+        return { call: { url, body: { amount: 100 } }, other: { url, body: { amount: 200, reason: 'other' } }, failing: { url, body: { amount: 0 } } };
       },
     },
   },

@@ -1,7 +1,7 @@
 import { defineOperations } from '../helpers/operations.ts';
 import { userInput } from '../helpers/users.ts';
 
-export default defineOperations(({ t, UNKNOWN_ID, read, withoutId, createOrder }) => ({
+export default defineOperations(({ t, UNKNOWN_ID, api, read, withoutId, createOrder }) => ({
   walks: {
     'users-create': {
       success: async () => ({ body: userInput() }),
@@ -81,6 +81,17 @@ export default defineOperations(({ t, UNKNOWN_ID, read, withoutId, createOrder }
     'users-replace': async () => {
       const user = await t.createUser();
       return { representation: await read(`/api/v1/users/${user.id}`, user.token), token: user.token };
+    },
+  },
+  idempotency: {
+    'users.create': {
+      // Anonymous registration: keys are scoped by the client's address.
+      actors: async () => [{ remoteAddress: '10.9.0.1' }, { remoteAddress: '10.9.0.2' }],
+      scenario: async () => ({
+        call: { url: api('/users'), body: userInput() },
+        other: { url: api('/users'), body: userInput() },
+        failing: { url: api('/users'), body: { ...userInput(), email: 'not-an-email' } },
+      }),
     },
   },
 }));

@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import { defineOperations } from '../helpers/operations.ts';
+import { createEndpoint, deliveriesOf, WEBHOOK_ENDPOINTS } from '../helpers/webhooks.ts';
 
-export default defineOperations(({ t, UNKNOWN_ID, endpointInput, deleteEndpoints, webhookEndpoint, webhookDelivery }) => ({
+export default defineOperations(({ t, UNKNOWN_ID, createProduct, endpointInput, deleteEndpoints, webhookEndpoint, webhookDelivery, adminActors }) => ({
   walks: {
     'webhooks-create': {
       success: async () => {
@@ -78,4 +79,28 @@ export default defineOperations(({ t, UNKNOWN_ID, endpointInput, deleteEndpoints
   },
   // An endpoint's secret is shown once, on creation (docs/webhooks.md#endpoints).
   shownOnlyOnCreation: { 'webhooks-create': ['secret', 'previous_secret_expires_at'] },
+  idempotency: {
+    'webhooks.create': {
+      actors: adminActors,
+      scenario: async () => {
+        await deleteEndpoints();
+        const input = (path: string) => ({ url: `http://127.0.0.1:9/${path}`, enabled_events: ['product.created'] });
+        return { call: { url: WEBHOOK_ENDPOINTS, body: input('a') }, other: { url: WEBHOOK_ENDPOINTS, body: input('b') }, failing: { url: WEBHOOK_ENDPOINTS, body: { ...input('c'), enabled_events: ['no.such'] } } };
+      },
+    },
+    'webhooks.retryDelivery': {
+      actors: adminActors,
+      actsOnExisting: true,
+      scenario: async () => {
+        // Two deliveries of one endpoint (two products made); a delivery of no endpoint fails (404).
+        await deleteEndpoints();
+        const endpoint = await createEndpoint(t, { url: 'http://127.0.0.1:9/hooks', enabled_events: ['product.created'] });
+        await createProduct();
+        await createProduct();
+        const [first, second] = await deliveriesOf(t, endpoint.id);
+        const retry = (id: number | undefined) => `${WEBHOOK_ENDPOINTS}/${endpoint.id}/deliveries/${id}/retry`;
+        return { call: { url: retry(first?.id), body: {} }, other: { url: retry(second?.id), body: {} }, failing: { url: retry(999_999), body: {} } };
+      },
+    },
+  },
 }));
