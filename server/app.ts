@@ -33,7 +33,6 @@ import { purgeExpiredKeys } from './trpc/idempotency.ts';
 import { purgeOldEvents } from './modules/events/events.service.ts';
 import { LiveEvents } from './events/live.ts';
 import { WebhookWorker, type WebhookWorkerSettings } from './modules/webhooks/webhooks.worker.ts';
-import { wakeWorkers } from './modules/webhooks/webhooks.signal.ts';
 import { defaultWebhookEndpointSettings, type WebhookEndpointSettings } from './lib/webhook-targets.ts';
 
 export interface AppOptions {
@@ -197,22 +196,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   ];
   // Live order events for subscriptions (server/events/live.ts): their streams end when the
   // drain begins, and the LISTEN stops before the database closes.
-  // Every event's notification also wakes this process's delivery worker: a delivery is sent as
-  // its event commits, on whichever instance wrote it, not at the next poll.
   const live = new LiveEvents(database.db, database.listen, {
     onError: (error) => app.log.error({ err: error }, 'live events: reading notified events failed'),
-    onNotify: wakeWorkers,
   });
   lifecycle.whenClosing(() => live.stop());
   app.decorate('live', live);
   const { worker: workerSettings = {}, ...endpointOverrides } = options.webhooks ?? {};
   const webhooks: WebhookEndpointSettings = { ...defaultWebhookEndpointSettings, ...endpointOverrides };
-  const webhookWorker = workerSettings === false ? undefined : new WebhookWorker(database.db, webhooks, workerSettings, app.log);
+  // The worker LISTENs for the fan-out's notifications: a delivery is sent as its event commits,
+  // on whichever instance wrote it, not at the next poll.
+  const webhookWorker = workerSettings === false ? undefined : new WebhookWorker(database.db, webhooks, workerSettings, app.log, database.listen);
   app.addHook('onReady', async () => {
-    if (webhookWorker === undefined) return;
-    webhookWorker.start();
-    // The LISTEN the wake comes through; without it the worker still polls.
-    await live.ready().catch((error: unknown) => app.log.warn({ err: error }, 'webhook worker: no LISTEN, deliveries wait for the poll'));
+    await webhookWorker?.start();
   });
   app.addHook('onClose', async () => {
     // The worker first: its attempts in flight record their outcome while the database is open.

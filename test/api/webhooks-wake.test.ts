@@ -8,6 +8,7 @@ import { WebhookWorker } from '../../server/modules/webhooks/webhooks.worker.ts'
 import { wakeWorkers } from '../../server/modules/webhooks/webhooks.signal.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
+import { events, webhookEndpoints } from '../../server/db/schema.ts';
 import { createProduct } from '../helpers/products.ts';
 import { createEndpoint, startReceiver, type Receiver } from '../helpers/webhooks.ts';
 
@@ -38,7 +39,7 @@ it('a stream of nudges (one per committed event) starts one round per wake inter
   const database = await createTestDatabase({ onQuery: (text) => void (text.includes('json_to_recordset') && (rounds += 1)) });
   const worker = new WebhookWorker(database.db, { production: false, allowedHosts: [] }, { pollIntervalMs: 3_600_000, wakeIntervalMs: 300 });
   try {
-    worker.start();
+    await worker.start();
     await vi.waitFor(() => expect(rounds).toBe(1), { timeout: 10_000 });
     const nudged = performance.now();
     // 40 nudges over about 200 ms, as 200 events a second would send.
@@ -52,6 +53,29 @@ it('a stream of nudges (one per committed event) starts one round per wake inter
     // One round per 300 ms since the nudges began, and one more for the start: on a slow machine
     // the nudges take longer and the bound grows with them; one round per nudge would be 41.
     expect(rounds).toBeLessThanOrEqual(2 + Math.ceil((performance.now() - nudged) / 300));
+  } finally {
+    await worker.stop();
+    await database.close();
+  }
+});
+
+it('the fan-out wakes the workers only for an event that made a delivery: an event no endpoint takes starts no round', async () => {
+  let rounds = 0;
+  const database = await createTestDatabase({ onQuery: (text) => void (text.includes('json_to_recordset') && (rounds += 1)) });
+  const worker = new WebhookWorker(database.db, { production: false, allowedHosts: [] }, { pollIntervalMs: 3_600_000, wakeIntervalMs: 10 }, undefined, database.listen);
+  const event = (id: string) => database.db.insert(events).values({ id, type: 'product.created', data: { object: { id: 1 } } });
+  try {
+    // The start's round, and the one the LISTEN's being in place asks for (what it may have missed).
+    await worker.start();
+    await vi.waitFor(() => expect(rounds).toBe(2), { timeout: 10_000 });
+    // No endpoint: the event makes no delivery, so nothing wakes the worker (its poll is an hour away).
+    await event('evt_nodeliverynodeliver');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(rounds).toBe(2);
+    // An endpoint that takes it: the next event makes a delivery, and its commit wakes the worker.
+    await database.db.insert(webhookEndpoints).values({ url: 'http://127.0.0.1:9/hooks', enabledEvents: ['product.*'], secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
+    await event('evt_onedeliveryonedeliv');
+    await vi.waitFor(() => expect(rounds).toBeGreaterThanOrEqual(3), { timeout: 30_000 });
   } finally {
     await worker.stop();
     await database.close();

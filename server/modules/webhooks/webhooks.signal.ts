@@ -5,6 +5,13 @@
  */
 const listeners = new Set<() => void>();
 
+/**
+ * The channel the fan-out trigger NOTIFYs when an event made at least one delivery (migration
+ * 0017_delivery_notify.sql names it too): the workers of every instance LISTEN on it, so a
+ * delivery goes out as its event commits, and a deployment without endpoints wakes no worker.
+ */
+export const DELIVERIES_CHANNEL = 'order_service_deliveries';
+
 /** Calls `listener` on every nudge until the returned function is called. */
 export function onWake(listener: () => void): () => void {
   listeners.add(listener);

@@ -32,7 +32,10 @@ import type { Db } from '../../db/client.ts';
 import { events, webhookDeliveries, webhookEndpoints } from '../../db/schema.ts';
 import type { WebhookTargetRules } from '../../lib/webhook-targets.ts';
 import { signedHeaders, WebhookSender, type AttemptOutcome } from './webhooks.sender.ts';
-import { onWake } from './webhooks.signal.ts';
+import { DELIVERIES_CHANNEL, onWake } from './webhooks.signal.ts';
+
+/** LISTEN on a channel (the database's `listen`, server/db/client.ts). */
+export type Listen = (channel: string, onNotify: (payload: string) => void, onListen: () => void) => Promise<() => Promise<void>>;
 
 export interface WebhookWorkerSettings {
   /** Seconds before each retry (`WEBHOOK_RETRY_SCHEDULE`); after the last, the delivery has failed. */
@@ -196,25 +199,39 @@ export class WebhookWorker {
   private lastRoundAt = Number.NEGATIVE_INFINITY;
   /** The round a nudge asked for, while it waits for `wakeIntervalMs` to pass. */
   private wakeTimer: NodeJS.Timeout | undefined;
+  /** The LISTEN on DELIVERIES_CHANNEL: its stop function once in place. */
+  private listening: Promise<(() => Promise<void>) | undefined> | undefined;
 
   constructor(
     private readonly db: Db,
     rules: WebhookTargetRules,
     settings: Partial<WebhookWorkerSettings> = {},
     private readonly log?: FastifyBaseLogger,
+    /** The LISTEN the fan-out's notifications come through; without it the worker polls. */
+    private readonly listen?: Listen,
   ) {
     this.settings = { ...defaultWebhookWorkerSettings, ...settings };
     this.sender = new WebhookSender(rules);
   }
 
-  /** Looks for due deliveries every `pollIntervalMs`, and at once when a request nudges it. */
-  start(): void {
-    if (this.started || this.stopped) return;
+  /**
+   * Looks for due deliveries every `pollIntervalMs`, and soon when a delivery is made (the
+   * fan-out's NOTIFY, on any instance) or a request of this process nudges it. Resolves once the
+   * LISTEN is in place (or has failed: the poll remains).
+   */
+  start(): Promise<void> {
+    if (this.started || this.stopped) return Promise.resolve();
     this.started = true;
     this.unsubscribe = onWake(() => this.wake());
+    // Each time the LISTEN is (again) in place, a round: what was notified while it was down.
+    this.listening = this.listen?.(DELIVERIES_CHANNEL, () => this.wake(), () => this.wake()).catch((error: unknown) => {
+      this.log?.warn({ err: error }, 'webhook worker: no LISTEN, deliveries wait for the poll');
+      return undefined;
+    });
     this.timer = setInterval(() => this.kick(), this.settings.pollIntervalMs);
     this.timer.unref();
     this.kick();
+    return this.listening?.then(() => undefined) ?? Promise.resolve();
   }
 
   /**
@@ -226,6 +243,8 @@ export class WebhookWorker {
     clearInterval(this.timer);
     clearTimeout(this.wakeTimer);
     this.unsubscribe?.();
+    const unlisten = await this.listening;
+    await unlisten?.().catch(() => undefined);
     await this.looping;
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
     if (this.outcomes.length > 0) await this.round(0).catch(() => undefined);
@@ -247,8 +266,8 @@ export class WebhookWorker {
   }
 
   /**
-   * A nudge: every committed event notifies (server/events/live.ts), and a round per event cost
-   * the service more CPU than the events themselves (docs/performance.md#other-costs). So a round
+   * A nudge: a delivery made (its event's transaction committed), or one retried by hand. A round
+   * per event cost the service more CPU than the events themselves (docs/performance.md#other-costs). So a round
    * now, or, when one began less than `wakeIntervalMs` ago, one round once that much has passed,
    * whatever the nudges meanwhile. An attempt that ends still asks for its round at once.
    */
