@@ -284,8 +284,42 @@ type TransactionConfig = Parameters<Db['transaction']>[1];
  * which needs no slot: it runs on the connection its transaction holds.
  */
 export function transaction<T>(db: Db, work: (tx: Transaction) => Promise<T>, config?: TransactionConfig): Promise<T> {
+  const run = (handle: Db) =>
+    handle.transaction(async (tx) => {
+      const ending: Ending[] = [];
+      endings.set(tx, ending);
+      const result = await work(tx);
+      await finish(ending);
+      return result;
+    }, config);
   const gate = transactionGates.get(db);
-  return gate ? gate.run(() => db.transaction(work, config)) : db.transaction(work, config);
+  if (gate) return gate.run(() => run(db));
+  // A savepoint: what its transaction deferred so far is written first, so writes keep their order.
+  const outer = endings.get(db);
+  return outer ? finish(outer).then(() => run(db)) : run(db);
+}
+
+type Ending = () => Promise<void>;
+
+/** What each open transaction's (or savepoint's) work deferred to its end, by its handle. */
+const endings = new WeakMap<Db, Ending[]>();
+
+async function finish(ending: Ending[]): Promise<void> {
+  for (let write = ending.shift(); write; write = ending.shift()) await write();
+}
+
+/**
+ * Defers `write` to the end of `tx`'s work: it runs after `work` returns, before the commit (or
+ * the savepoint's release), and before any savepoint opened on `tx` meanwhile. A module gathers a
+ * transaction's rows there into one statement (the events' outbox does). If `work` throws, nothing
+ * deferred runs: the rollback takes the change and its rows together. Answers false when `tx` is no
+ * handle of `transaction()`: the caller then writes at once.
+ */
+export function atTransactionEnd(tx: Db, write: Ending): boolean {
+  const ending = endings.get(tx);
+  if (!ending) return false;
+  ending.push(write);
+  return true;
 }
 
 /** Counting semaphore whose waiters give up after a timeout. */

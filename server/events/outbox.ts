@@ -7,9 +7,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
+import { atTransactionEnd, type Db } from '../db/client.ts';
 import { events } from '../db/schema.ts';
-import { statement } from '../db/statements.ts';
+import { statements } from '../db/statements.ts';
 import { declareTypes, type EventDeclaration, type EventType } from './catalogue.ts';
 
 /** A representation as a GET answers it: a JSON object. */
@@ -26,7 +26,7 @@ export interface Change<T extends EventType, R extends Representation> {
 /** What a module records its changes through. */
 export interface EventSource<T extends EventType, R extends Representation> {
   readonly types: readonly T[];
-  /** Writes the event of `change` on `tx`, the transaction that makes the change. */
+  /** Records the event of `change` on `tx`, the transaction that makes the change: written with it, at its end. */
   record(tx: Db, change: Change<T, R>): Promise<void>;
 }
 
@@ -40,26 +40,68 @@ const newEventId = (): string => `evt_${randomBytes(15).toString('base64url')}`;
  */
 export const EVENTS_CHANNEL = 'order_service_events';
 
-// The data goes as text, cast in SQL: both drivers then send the string as it is (a json
-// parameter would be serialized by each driver its own way). The NOTIFY goes in the same
-// statement: no round trip more per event.
-const insertEvent = statement('event_insert', (db) => {
-  const inserted = db.$with('inserted').as(
-    db
-      .insert(events)
-      .values({
-        id: sql.placeholder('id'),
-        type: sql.placeholder('type'),
-        orderId: sql.placeholder('orderId'),
-        data: sql`${sql.placeholder('data')}::text::json`,
-      })
-      .returning({ id: events.id }),
-  );
+// One statement per number of rows (at most `BATCH`; a transaction writes a few events), each
+// prepared once. The data goes as text, cast in SQL: both drivers then send the string as it is
+// (a json parameter would be serialized by each driver its own way). Rows are inserted in the
+// order given, so `seq` follows it. The NOTIFY goes in the same statement: no round trip more
+// per event.
+const BATCH = 8;
+const insertEvents = statements('events_insert', (db, count: number) => {
+  const rows = Array.from({ length: count }, (_, i) => ({
+    id: sql.placeholder(`id${i}`),
+    type: sql.placeholder(`type${i}`),
+    orderId: sql.placeholder(`orderId${i}`),
+    data: sql`${sql.placeholder(`data${i}`)}::text::json`,
+  }));
+  const inserted = db.$with('inserted').as(db.insert(events).values(rows).returning({ id: events.id }));
   return db
     .with(inserted)
     .select({ notified: sql`pg_notify(${sql.raw(`'${EVENTS_CHANNEL}'`)}, ${inserted.id})` })
     .from(inserted);
 });
+
+async function insert(tx: Db, rows: EventRow[]): Promise<void> {
+  for (let start = 0; start < rows.length; start += BATCH) {
+    const batch = rows.slice(start, start + BATCH);
+    const values: Record<string, unknown> = {};
+    batch.forEach((row, i) => {
+      values[`id${i}`] = row.id;
+      values[`type${i}`] = row.type;
+      values[`orderId${i}`] = row.orderId;
+      values[`data${i}`] = JSON.stringify(row.data);
+    });
+    await insertEvents(batch.length, tx, values);
+  }
+}
+
+interface EventRow {
+  id: string;
+  type: string;
+  orderId: number | null;
+  data: Record<string, unknown>;
+}
+
+/** The events recorded on each open transaction, not yet written: written at its end, together. */
+const pending = new WeakMap<Db, EventRow[]>();
+
+/**
+ * Queues `row` on `tx`'s events, which its end writes in one statement (`atTransactionEnd`); on a
+ * handle that is no transaction of ours, writes it at once.
+ */
+async function write(tx: Db, row: EventRow): Promise<void> {
+  const queued = pending.get(tx);
+  if (queued) {
+    queued.push(row);
+    return;
+  }
+  const rows = [row];
+  const deferred = atTransactionEnd(tx, async () => {
+    pending.delete(tx);
+    await insert(tx, rows);
+  });
+  if (deferred) pending.set(tx, rows);
+  else await insert(tx, rows);
+}
 
 /** The representation without `_links`. */
 function withoutLinks(representation: Representation): Record<string, unknown> {
@@ -92,7 +134,7 @@ export function declareEvents<T extends EventType, R extends Representation>(opt
     async record(tx, { type, object, previous }) {
       const current = withoutLinks(object);
       const data = previous === undefined ? { object: current } : { object: current, previous_attributes: previousAttributes(withoutLinks(previous), current) };
-      await insertEvent(tx, { id: newEventId(), type, orderId: options.orderIdOf(object), data: JSON.stringify(data) });
+      await write(tx, { id: newEventId(), type, orderId: options.orderIdOf(object), data });
     },
   };
 }

@@ -1,0 +1,114 @@
+/**
+ * Writes deferred to a transaction's end (`atTransactionEnd`, server/db/client.ts) and the events'
+ * outbox that gathers a transaction's events there into one statement (server/events/outbox.ts):
+ * they run before the commit, in the order asked, before any savepoint opened meanwhile, and not
+ * at all when the work throws. On both databases.
+ */
+import { asc, inArray, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { atTransactionEnd, transaction, type Database, type Db } from '../../server/db/client.ts';
+import { events } from '../../server/db/schema.ts';
+import { productEvents } from '../../server/modules/products/products.events.ts';
+import type { Product } from '../../server/modules/products/products.schemas.ts';
+import { createTestDatabase } from '../helpers/db.ts';
+
+let database: Database;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await database.close();
+});
+
+/** A product representation whose name tells the events apart; the outbox stores it as given. */
+const product = (name: string) => ({ id: 1, name }) as unknown as Product;
+
+/** The names of the product events written so far, in `seq` order, among `names`. */
+async function written(db: Db, names: string[]): Promise<string[]> {
+  const rows = await db
+    .select({ name: sql<string>`${events.data}->'object'->>'name'` })
+    .from(events)
+    .where(inArray(sql`${events.data}->'object'->>'name'`, names))
+    .orderBy(asc(events.seq));
+  return rows.map((row) => row.name);
+}
+
+describe('atTransactionEnd', () => {
+  it('runs the deferred writes after the work, in the order asked; not on a handle of no transaction', async () => {
+    const { db } = database;
+    const order: string[] = [];
+    await transaction(db, async (tx) => {
+      expect(atTransactionEnd(tx, async () => void order.push('first'))).toBe(true);
+      expect(atTransactionEnd(tx, async () => void order.push('second'))).toBe(true);
+      order.push('work');
+    });
+    expect(order).toEqual(['work', 'first', 'second']);
+    expect(atTransactionEnd(db, async () => void order.push('never'))).toBe(false);
+    expect(order).toEqual(['work', 'first', 'second']);
+  });
+
+  it('runs nothing deferred when the work throws', async () => {
+    const ran: string[] = [];
+    await expect(
+      transaction(database.db, async (tx) => {
+        atTransactionEnd(tx, async () => void ran.push('deferred'));
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(ran).toEqual([]);
+  });
+});
+
+describe("a transaction's events", () => {
+  it('are written at its end, together, in the order recorded', async () => {
+    const { db } = database;
+    const names = ['batch-a', 'batch-b', 'batch-c'];
+    await transaction(db, async (tx) => {
+      for (const name of names) await productEvents.record(tx, { type: 'product.created', object: product(name) });
+      // Not written yet: the transaction's end writes them.
+      expect(await written(tx, names)).toEqual([]);
+    });
+    expect(await written(db, names)).toEqual(names);
+  });
+
+  it('more than one statement holds (8 rows a statement) keep their order too', async () => {
+    const names = Array.from({ length: 19 }, (_, i) => `many-${String(i).padStart(2, '0')}`);
+    await transaction(database.db, async (tx) => {
+      for (const name of names) await productEvents.record(tx, { type: 'product.created', object: product(name) });
+    });
+    expect(await written(database.db, names)).toEqual(names);
+  });
+
+  it('recorded before a savepoint come before its own; a savepoint rolled back takes its events with it', async () => {
+    const { db } = database;
+    const names = ['outer-before', 'kept-inner', 'lost-inner', 'outer-after'];
+    await transaction(db, async (tx) => {
+      await productEvents.record(tx, { type: 'product.created', object: product('outer-before') });
+      await transaction(tx, async (inner) => {
+        await productEvents.record(inner, { type: 'product.created', object: product('kept-inner') });
+      });
+      await transaction(tx, async (inner) => {
+        await productEvents.record(inner, { type: 'product.created', object: product('lost-inner') });
+        throw new Error('savepoint refused');
+      }).catch(() => undefined);
+      await productEvents.record(tx, { type: 'product.created', object: product('outer-after') });
+    });
+    expect(await written(db, names)).toEqual(['outer-before', 'kept-inner', 'outer-after']);
+  });
+
+  it('a transaction that throws after recording writes no event', async () => {
+    await expect(
+      transaction(database.db, async (tx) => {
+        await productEvents.record(tx, { type: 'product.created', object: product('rolled-back') });
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(await written(database.db, ['rolled-back'])).toEqual([]);
+  });
+
+  it('recorded on a handle of no transaction, it is written at once', async () => {
+    await productEvents.record(database.db, { type: 'product.created', object: product('at-once') });
+    expect(await written(database.db, ['at-once'])).toEqual(['at-once']);
+  });
+});
