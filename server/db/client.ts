@@ -288,24 +288,50 @@ export function transaction<T>(db: Db, work: (tx: Transaction) => Promise<T>, co
     handle.transaction(async (tx) => {
       const ending: Ending[] = [];
       endings.set(tx, ending);
-      const result = await work(tx);
-      await finish(ending);
-      return result;
+      try {
+        const result = await work(tx);
+        await finish(ending);
+        // A deferred write that failed when a savepoint opened left this transaction aborted; a
+        // caller that caught the savepoint's error must not see its commit succeed (PostgreSQL
+        // would quietly roll it back).
+        const failure = failedEndings.get(tx);
+        if (failure !== undefined) throw failure;
+        return result;
+      } finally {
+        endings.delete(tx);
+        ended.add(tx);
+      }
     }, config);
   const gate = transactionGates.get(db);
   if (gate) return gate.run(() => run(db));
   // A savepoint: what its transaction deferred so far is written first, so writes keep their order.
   const outer = endings.get(db);
-  return outer ? finish(outer).then(() => run(db)) : run(db);
+  if (!outer || outer.length === 0) return run(db);
+  return finish(outer).then(
+    () => run(db),
+    (error: unknown) => {
+      failedEndings.set(db, error);
+      throw error;
+    },
+  );
 }
 
 type Ending = () => Promise<void>;
 
-/** What each open transaction's (or savepoint's) work deferred to its end, by its handle. */
+/** What each open transaction's (or savepoint's) work deferred to its end, by its handle; removed when it ends. */
 const endings = new WeakMap<Db, Ending[]>();
+/** Handles whose transaction has ended: they take no deferred write. */
+const ended = new WeakSet<Db>();
+/** Transactions whose deferred writes failed as a savepoint opened on them, with the error. */
+const failedEndings = new WeakMap<Db, unknown>();
 
 async function finish(ending: Ending[]): Promise<void> {
   for (let write = ending.shift(); write; write = ending.shift()) await write();
+}
+
+/** Whether `tx` is a handle of `transaction()` whose work is still running. */
+export function isOpenTransaction(tx: Db): boolean {
+  return endings.has(tx);
 }
 
 /**
@@ -313,9 +339,11 @@ async function finish(ending: Ending[]): Promise<void> {
  * the savepoint's release), and before any savepoint opened on `tx` meanwhile. A module gathers a
  * transaction's rows there into one statement (the events' outbox does). If `work` throws, nothing
  * deferred runs: the rollback takes the change and its rows together. Answers false when `tx` is no
- * handle of `transaction()`: the caller then writes at once.
+ * handle of `transaction()` (the caller then writes at once); throws on one whose transaction has
+ * ended, where a write would be lost.
  */
 export function atTransactionEnd(tx: Db, write: Ending): boolean {
+  if (ended.has(tx)) throw new Error('The transaction of this handle has ended: nothing more can be written on it.');
   const ending = endings.get(tx);
   if (!ending) return false;
   ending.push(write);

@@ -86,8 +86,6 @@ export interface LiveEventsOptions {
   resumeLimit?: number;
   /** Told of a failure to read notified events (they are then lost to live subscribers: ended). */
   onError?: (error: unknown) => void;
-  /** Told of every event notified, subscribers or not (the webhook worker wakes on it). */
-  onNotify?: () => void;
 }
 
 export class LiveEvents {
@@ -98,7 +96,6 @@ export class LiveEvents {
   readonly #owners = new Map<string, number>();
   readonly resumeLimit: number;
   readonly #onError: (error: unknown) => void;
-  readonly #onNotify: () => void;
   readonly #subscribers = new Set<Entry>();
   #pending: string[] = [];
   #flushing = false;
@@ -115,7 +112,6 @@ export class LiveEvents {
     this.#maxPerOwner = options.maxPerOwner ?? 16;
     this.resumeLimit = options.resumeLimit ?? 5000;
     this.#onError = options.onError ?? (() => {});
-    this.#onNotify = options.onNotify ?? (() => {});
   }
 
   /** Resolves once the LISTEN is in place (started on first use): events committed from then on are heard. */
@@ -209,7 +205,6 @@ export class LiveEvents {
   }
 
   #notified(id: string): void {
-    this.#onNotify();
     if (this.#subscribers.size === 0) return;
     this.#pending.push(id);
     if (!this.#flushing) void this.#flush();

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { atTransactionEnd, type Db } from '../db/client.ts';
+import { atTransactionEnd, isOpenTransaction, type Db } from '../db/client.ts';
 import { events } from '../db/schema.ts';
 import { statements } from '../db/statements.ts';
 import { declareTypes, type EventDeclaration, type EventType } from './catalogue.ts';
@@ -90,7 +90,8 @@ const pending = new WeakMap<Db, EventRow[]>();
  */
 async function write(tx: Db, row: EventRow): Promise<void> {
   const queued = pending.get(tx);
-  if (queued) {
+  // Queued on a transaction that has since ended (its work threw): that queue is gone with it.
+  if (queued && isOpenTransaction(tx)) {
     queued.push(row);
     return;
   }

@@ -62,6 +62,11 @@ describe('which operations honour Idempotency-Key', () => {
     expect(creating.map((r) => r.procedurePath).sort()).toEqual(expect.arrayContaining(['orders.create', 'products.create', 'users.create']));
     expect(creating.filter((r) => !(r.procedurePath in operations)).map((r) => r.procedurePath)).toEqual([]);
   });
+
+  it('every case of test/operations/ names a creating operation (no stale case left behind)', () => {
+    const paths = new Set(creating.map((r) => r.procedurePath));
+    expect(Object.keys(operations).filter((path) => !paths.has(path))).toEqual([]);
+  });
 });
 
 describe.each(creating.map((route) => [route.procedurePath, route] as const))('%s with Idempotency-Key (docs/api.md#idempotency)', (path, route) => {

@@ -899,6 +899,13 @@ const special: Record<number, (op: DocumentedOperation, call: Call) => Promise<L
 };
 
 describe('every documented operation answers as documented when called for real', () => {
+  it('every entry of test/operations/ names a documented operation (no stale entry left behind)', () => {
+    const documented = new Set(operations.map((op) => op.operationId));
+    const tables = { walks, reach, actionPosts, shownOnlyOnCreation, representationsForPut };
+    const stale = Object.entries(tables).flatMap(([table, entries]) => Object.keys(entries).filter((id) => !documented.has(id)).map((id) => `${table}['${id}']`));
+    expect(stale).toEqual([]);
+  });
+
   for (const op of operations) {
     describe(`${op.method} ${op.path} (${op.operationId})`, () => {
       it('has an entry in the walk table (add one when adding an operation)', () => {

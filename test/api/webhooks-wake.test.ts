@@ -1,6 +1,7 @@
 /**
- * The delivery worker of a running app wakes on each event's notification
- * (docs/webhooks.md#delivery): a delivery goes out as its event commits, not at the next poll.
+ * The delivery worker of a running app wakes on the notification of the deliveries' channel, which
+ * the fan-out sends when an event made a delivery (docs/webhooks.md#delivery): a delivery goes out
+ * as its event commits, not at the next poll.
  * The poll here is an hour apart, so only the wake can send it within the test.
  */
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';

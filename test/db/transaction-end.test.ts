@@ -58,6 +58,27 @@ describe('atTransactionEnd', () => {
     ).rejects.toThrow('refused');
     expect(ran).toEqual([]);
   });
+
+  it('a deferred write that fails as a savepoint opens fails the transaction too, even when the savepoint\'s error is caught', async () => {
+    await expect(
+      transaction(database.db, async (tx) => {
+        atTransactionEnd(tx, async () => {
+          throw new Error('deferred write failed');
+        });
+        await expect(transaction(tx, async () => undefined)).rejects.toThrow('deferred write failed');
+      }),
+    ).rejects.toThrow('deferred write failed');
+  });
+
+  it('refuses a write deferred on the handle of a transaction that has ended', async () => {
+    let handle: Db | undefined;
+    await transaction(database.db, async (tx) => {
+      handle = tx;
+    });
+    if (!handle) throw new Error('the transaction ran no work');
+    const ended = handle;
+    expect(() => atTransactionEnd(ended, async () => undefined)).toThrow(/has ended/);
+  });
 });
 
 describe("a transaction's events", () => {
@@ -105,6 +126,21 @@ describe("a transaction's events", () => {
       }),
     ).rejects.toThrow('refused');
     expect(await written(database.db, ['rolled-back'])).toEqual([]);
+  });
+
+  it('recorded on the handle of a transaction that threw, it is refused, not lost in silence', async () => {
+    let handle: Db | undefined;
+    await expect(
+      transaction(database.db, async (tx) => {
+        handle = tx;
+        await productEvents.record(tx, { type: 'product.created', object: product('after-the-end') });
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    if (!handle) throw new Error('the transaction ran no work');
+    const ended = handle;
+    await expect(productEvents.record(ended, { type: 'product.created', object: product('after-the-end') })).rejects.toThrow(/has ended/);
+    expect(await written(database.db, ['after-the-end'])).toEqual([]);
   });
 
   it('recorded on a handle of no transaction, it is written at once', async () => {

@@ -96,11 +96,15 @@ const TABLES = ['walks', 'reach', 'actionPosts', 'shownOnlyOnCreation', 'represe
 export async function loadOperations(ctx: OperationsContext): Promise<Required<OperationTables>> {
   const collected: Required<OperationTables> = { walks: {}, reach: {}, actionPosts: {}, shownOnlyOnCreation: {}, representationsForPut: {}, idempotency: {} };
   const declaredIn = new Map<string, string>();
-  for (const name of readdirSync(FOLDER).filter((file) => file.endsWith('.ts')).sort()) {
+  for (const name of readdirSync(FOLDER).sort()) {
     const file = `test/operations/${name}`;
+    // Anything else in the folder would be skipped in silence, and its operations go untested.
+    if (!name.endsWith('.ts')) throw new Error(`${file}: test/operations/ holds only the modules' .ts files`);
     const { default: build } = (await import(new URL(name, FOLDER).href)) as { default?: unknown };
     if (typeof build !== 'function') throw new Error(`${file} has no \`export default defineOperations(...)\``);
     const tables = (build as OperationsFile)(ctx);
+    const unknown = Object.keys(tables).filter((table) => !(TABLES as readonly string[]).includes(table));
+    if (unknown.length > 0) throw new Error(`${file} declares tables no test reads: ${unknown.join(', ')} (known: ${TABLES.join(', ')})`);
     for (const table of TABLES) {
       for (const [key, entry] of Object.entries(tables[table] ?? {})) {
         const where = `${table}['${key}']`;

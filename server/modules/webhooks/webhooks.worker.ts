@@ -47,8 +47,9 @@ export interface WebhookWorkerSettings {
   /** How long a claim holds a delivery; longer than an attempt can take (10 s). */
   leaseSeconds: number;
   /**
-   * The least time between the rounds a nudge starts (an event committed, a delivery retried):
-   * under a stream of events one round per interval serves them all, instead of one per event.
+   * The least time between the rounds a nudge starts (a delivery made as its event committed, a
+   * delivery retried): under a stream of events one round per interval serves them all, instead
+   * of one per event.
    */
   wakeIntervalMs: number;
 }
