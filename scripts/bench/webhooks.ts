@@ -56,7 +56,8 @@ const endpoint = await createEndpoint({
   settings: { production: false, allowedHosts: [], maxEndpoints: 1000 },
   input: { url: `http://127.0.0.1:${port}/hooks`, enabled_events: [mode === 'orders' ? 'order.created' : 'product.created'] },
 });
-const worker = new WebhookWorker(db, { production: false, allowedHosts: [] }, { concurrencyPerEndpoint: concurrency, pollIntervalMs: 500 });
+// Woken as the service's worker is: by the fan-out's notification of each delivery it makes.
+const worker = new WebhookWorker(db, { production: false, allowedHosts: [] }, { concurrencyPerEndpoint: concurrency, pollIntervalMs: 500 }, undefined, database.listen);
 
 /** Polls until `done` holds, at most `ms`. */
 async function until(done: () => boolean, ms: number): Promise<void> {
