@@ -808,7 +808,10 @@ async function measureBackend(backend: Backend): Promise<string> {
         row[target.kind].push(result);
         const cpu = cpuUs === undefined ? '' : `, CPU ${cpuUs.toFixed(0)} µs/req`;
         const other = disturbed === undefined ? '' : `, other ${disturbed.otherCores.toFixed(2)} cores, steal ${disturbed.stealCores.toFixed(2)}`;
-        process.stdout.write(`  ${backend} ${spec.name} round ${round} ${target.kind}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms${cpu}${other}\n`);
+        // The database's side of a request (its statements, triggers, commits): local PostgreSQL only.
+        const postgresNs = machineAfter.postgres - machineBefore.postgres;
+        const postgres = postgresNs === 0 || loaded.total === 0 ? '' : `, postgres ${(postgresNs / 1000 / loaded.total).toFixed(0)} µs/req`;
+        process.stdout.write(`  ${backend} ${spec.name} round ${round} ${target.kind}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms${cpu}${postgres}${other}\n`);
       }
     }
     if (spec.name === 'order-post') orderPostRate = median(row.service.map((x) => x.rps));
