@@ -92,7 +92,8 @@ describe.skipIf(!runs)('the storefront in chromium', () => {
     await page.waitForURL(/\/orders\/\d+$/, WAIT);
     const orderId = Number(new URL(page.url()).pathname.split('/').pop());
     await expect.poll(() => statusOf(page), WAIT).toBe('draft');
-    expect(await page.getByRole('rowheader').allTextContents()).toEqual(['Kettle', 'Blue mug']);
+    // The lines show `Product #<id>` until the catalogue's names arrive, which may be after the status.
+    await expect.poll(() => page.getByRole('rowheader').allTextContents(), WAIT).toEqual(['Kettle', 'Blue mug']);
     expect(await page.locator('.total').textContent()).toContain('$63.00');
     await expectAccessible(page, 'order (draft)');
 
