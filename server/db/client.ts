@@ -35,6 +35,9 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** A LISTEN on a channel, as `Database['listen']` makes it (the live updates and the webhook worker take one). */
+export type Listen = Database['listen'];
+
 export interface PoolState {
   /** Connections of the request pool (`DATABASE_POOL_SIZE`). */
   size: number;

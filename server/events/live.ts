@@ -16,7 +16,7 @@
  * it missed from the table (modules/events/events.live.ts).
  */
 import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
+import type { Db, Listen } from '../db/client.ts';
 import { events, orders } from '../db/schema.ts';
 import { EVENTS_CHANNEL } from './outbox.ts';
 
@@ -34,7 +34,7 @@ export interface LiveEvent {
 }
 
 /** What the hub listens through: `Database.listen` (server/db/client.ts). */
-export type Listen = (channel: string, onNotify: (payload: string) => void, onListen: () => void) => Promise<() => Promise<void>>;
+export type { Listen };
 
 /** One owner asked for more streams than it may hold at once. */
 export class TooManyStreams extends Error {

@@ -28,14 +28,11 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.ts';
+import type { Db, Listen } from '../../db/client.ts';
 import { events, webhookDeliveries, webhookEndpoints } from '../../db/schema.ts';
 import type { WebhookTargetRules } from '../../lib/webhook-targets.ts';
 import { signedHeaders, WebhookSender, type AttemptOutcome } from './webhooks.sender.ts';
 import { DELIVERIES_CHANNEL, onWake } from './webhooks.signal.ts';
-
-/** LISTEN on a channel (the database's `listen`, server/db/client.ts). */
-export type Listen = (channel: string, onNotify: (payload: string) => void, onListen: () => void) => Promise<() => Promise<void>>;
 
 export interface WebhookWorkerSettings {
   /** Seconds before each retry (`WEBHOOK_RETRY_SCHEDULE`); after the last, the delivery has failed. */
