@@ -6,7 +6,7 @@
  * what happened) and, for an update, the previous values of the fields that changed.
  */
 import { randomBytes } from 'node:crypto';
-import { sql } from 'drizzle-orm';
+import { isNotNull, sql } from 'drizzle-orm';
 import { atTransactionEnd, isOpenTransaction, type Db } from '../db/client.ts';
 import { events } from '../db/schema.ts';
 import { statements } from '../db/statements.ts';
@@ -34,7 +34,7 @@ export interface EventSource<T extends EventType, R extends Representation> {
 const newEventId = (): string => `evt_${randomBytes(15).toString('base64url')}`;
 
 /**
- * The channel each event's id is NOTIFYed on, for the live updates of every instance
+ * The channel each order event's id is NOTIFYed on, for the live updates of every instance
  * (server/events/live.ts). PostgreSQL delivers a notification only once its transaction commits,
  * in the order of the commits, so a listener never hears of an event it cannot read yet.
  */
@@ -44,7 +44,8 @@ export const EVENTS_CHANNEL = 'order_service_events';
 // prepared once. The data goes as text, cast in SQL: both drivers then send the string as it is
 // (a json parameter would be serialized by each driver its own way). Rows are inserted in the
 // order given, so `seq` follows it. The NOTIFY goes in the same statement: no round trip more
-// per event.
+// per event. Only an order's events are NOTIFYed: the live updates carry nothing else, and a
+// notifying transaction holds PostgreSQL's one lock for notifications through its commit.
 const BATCH = 8;
 const insertEvents = statements('events_insert', (db, count: number) => {
   const rows = Array.from({ length: count }, (_, i) => ({
@@ -53,11 +54,12 @@ const insertEvents = statements('events_insert', (db, count: number) => {
     orderId: sql.placeholder(`orderId${i}`),
     data: sql`${sql.placeholder(`data${i}`)}::text::json`,
   }));
-  const inserted = db.$with('inserted').as(db.insert(events).values(rows).returning({ id: events.id }));
+  const inserted = db.$with('inserted').as(db.insert(events).values(rows).returning({ id: events.id, orderId: events.orderId }));
   return db
     .with(inserted)
     .select({ notified: sql`pg_notify(${sql.raw(`'${EVENTS_CHANNEL}'`)}, ${inserted.id})` })
-    .from(inserted);
+    .from(inserted)
+    .where(isNotNull(inserted.orderId));
 });
 
 async function insert(tx: Db, rows: EventRow[]): Promise<void> {

@@ -2,7 +2,8 @@
  * Events called directly, with no HTTP (server/testing.ts): the events a purchase writes, as a
  * caller reads them (docs/api.md#events), and the rules of who reads them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { EVENTS_CHANNEL } from '../../server/events/outbox.ts';
 import { createTestHarness, type TestCaller, type TestHarness } from '../../server/testing.ts';
 import { createTestDatabase, onPostgres } from '../helpers/db.ts';
 import { withoutLinks } from '../helpers/events.ts';
@@ -68,6 +69,27 @@ describe('the events of an order through createCaller', () => {
     await expectDomainError(alice.events.list(), 'FORBIDDEN', 'forbidden');
     await expectDomainError(harness.caller({ role: 'service', scopes: ['orders:read'] }).events.list(), 'FORBIDDEN', 'insufficient-scope');
     expect((await harness.caller({ role: 'service', scopes: ['events:read'] }).events.list({ limit: 1 })).data).toHaveLength(1);
+  });
+
+  it("the live updates' channel hears an order's events, not a product's (they carry only orders)", async () => {
+    const heard: string[] = [];
+    const unlisten = await harness.database.listen(EVENTS_CHANNEL, (id) => heard.push(id), () => undefined);
+    try {
+      const input = productInput({ stock: 5 });
+      const product = await admin.products.create(input);
+      await admin.products.replace({ ...input, id: product.id, name: `${input.name} v2` });
+      const order = await alice.orders.create({ items: [{ product_id: product.id, quantity: 1 }], address: '1 Caller Ct' });
+      const timeline = await alice.events.listForOrder({ id: order.id, limit: 10 });
+      const created = timeline.data.find((event) => event.type === 'order.created');
+      // Notifications arrive in commit order: once the order's is here, the product's would be.
+      await vi.waitFor(() => expect(heard).toContain(created?.id), { timeout: 10_000 });
+      const all = await admin.events.list({ limit: 10 });
+      const others = all.data.filter((event) => !event.type.startsWith('order.')).map((event) => event.id);
+      expect(others.length).toBeGreaterThanOrEqual(2);
+      expect(heard.filter((id) => others.includes(id))).toEqual([]);
+    } finally {
+      await unlisten();
+    }
   });
 
   it('an unknown type filter is a validation error naming type', async () => {
