@@ -2,8 +2,7 @@
  * The database's side of writing an event, without the service (docs/performance.md#events):
  * pgbench runs transactions that write one order event as the outbox does, in variants that leave
  * out one part each, interleaved, and this prints each variant's transactions per second and
- * PostgreSQL's CPU per transaction (its processes' CPU from /proc, the exited backends' included
- * through the postmaster's children's time).
+ * PostgreSQL's CPU per transaction (./postgres-cpu.ts).
  *
  *   DATABASE_URL=postgres://...  (a scratch database, migrated: `npm run migrate`; its events are truncated)
  *   CLIENTS=4 SECONDS=8 ROUNDS=3 npx tsx scripts/bench/events-pgbench.ts
@@ -11,10 +10,11 @@
  * Needs pgbench (PostgreSQL's server package) and PostgreSQL on this machine.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { postgresCpuNs } from './postgres-cpu.ts';
 
 const url = process.env.DATABASE_URL;
 if (!url?.startsWith('postgres')) throw new Error('DATABASE_URL: a migrated scratch PostgreSQL database');
@@ -64,24 +64,20 @@ function script(variant: Variant): string {
   return file;
 }
 
-/** PostgreSQL's CPU so far, in clock ticks: its live processes' and its exited children's. */
-function postgresTicks(): number {
-  let total = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-      total += Number(fields[11]) + Number(fields[12]);
-      if (fields[1] === '1') total += Number(fields[13]) + Number(fields[14]); // the postmaster: its reaped backends
-    } catch {
-      // gone in between
-    }
-  }
-  return total;
-}
-
 const sql = postgres(url, { max: 1, onnotice: () => {} });
+
+/**
+ * Waits until pgbench's backends have exited and been reaped: one read while they exit would
+ * count a backend neither as live nor among the postmaster's children.
+ */
+async function backendsGone(): Promise<void> {
+  for (;;) {
+    const [row] = await sql<{ others: number }[]>`select count(*)::int as others from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+    if (row?.others === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200));
+}
 const target = new URL(url);
 const env = { ...process.env, PGPASSWORD: decodeURIComponent(target.password) };
 const args = ['-h', target.hostname, '-p', target.port || '5432', '-U', decodeURIComponent(target.username), '-n', '-M', 'prepared', '-c', String(clients), '-j', String(Math.min(2, clients)), '-T', String(seconds)];
@@ -92,12 +88,13 @@ try {
     for (const variant of variants) {
       await sql`truncate events cascade`;
       await sql.unsafe(`alter table events ${variant.trigger ? 'enable' : 'disable'} trigger events_webhook_fan_out`);
-      const before = postgresTicks();
+      const before = postgresCpuNs();
       const out = execFileSync(pgbench, [...args, '-f', script(variant), target.pathname.slice(1)], { env, encoding: 'utf8' });
-      const ticks = postgresTicks() - before;
+      await backendsGone();
+      const cpuNs = postgresCpuNs() - before;
       const done = Number(/number of transactions actually processed: (\d+)/.exec(out)?.[1]);
       const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1]);
-      const us = (ticks * 10_000) / done; // 100 ticks a second
+      const us = cpuNs / 1000 / done;
       const entry = results.get(variant.name) ?? { tps: [], us: [] };
       entry.tps.push(tps);
       entry.us.push(us);

@@ -27,6 +27,7 @@ import { SignJWT } from 'jose';
 import postgres from 'postgres';
 import { CursorCodec } from '../../server/lib/cursors.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
+import { NS_PER_TICK, postgresCpuNs } from './postgres-cpu.ts';
 import { seedOrders } from './seed-orders.ts';
 import { startCommand } from '../start-command.ts';
 
@@ -239,9 +240,6 @@ function cpuNs(pid: number | undefined): number | undefined {
   }
 }
 
-/** /proc/stat counts in USER_HZ ticks, 100 a second on Linux whatever the kernel's own HZ. */
-const NS_PER_TICK = 1e9 / 100;
-
 /** The whole machine's CPU time so far, in ns: busy (every process and the kernel) and stolen by the hypervisor. */
 function machineCpuNs(): { busy: number; steal: number } | undefined {
   try {
@@ -251,21 +249,6 @@ function machineCpuNs(): { busy: number; steal: number } | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** CPU time of the local PostgreSQL's processes so far, in ns (0 where /proc shows none, e.g. a remote server). */
-function postgresCpuNs(): number {
-  let total = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-      total += Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // gone in between
-    }
-  }
-  return total;
 }
 
 /**

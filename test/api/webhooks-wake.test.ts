@@ -4,9 +4,10 @@
  * as its event commits, not at the next poll.
  * The poll here is an hour apart, so only the wake can send it within the test.
  */
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { WebhookWorker } from '../../server/modules/webhooks/webhooks.worker.ts';
-import { wakeWorkers } from '../../server/modules/webhooks/webhooks.signal.ts';
+import { DELIVERIES_CHANNEL, wakeWorkers } from '../../server/modules/webhooks/webhooks.signal.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { events, webhookEndpoints } from '../../server/db/schema.ts';
@@ -69,10 +70,19 @@ it('the fan-out wakes the workers only for an event that made a delivery: an eve
     // The start's round, and the one the LISTEN's being in place asks for (what it may have missed).
     await worker.start();
     await vi.waitFor(() => expect(rounds).toBe(2), { timeout: 10_000 });
-    // No endpoint: the event makes no delivery, so nothing wakes the worker (its poll is an hour away).
+    // No endpoint: the event makes no delivery, so its commit notifies no worker (the poll is an
+    // hour away). Notifications arrive in commit order on the one LISTEN connection: once a marker
+    // committed after the event is heard, the event's would have been.
+    const heard: string[] = [];
+    const unlisten = await Promise.all(
+      [DELIVERIES_CHANNEL, 'order_service_test_marker'].map((channel) => database.listen(channel, () => heard.push(channel), () => undefined)),
+    );
     await event('evt_nodeliverynodeliver');
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await database.db.execute(sql`select pg_notify('order_service_test_marker', '')`);
+    await vi.waitFor(() => expect(heard).toContain('order_service_test_marker'), { timeout: 10_000 });
+    expect(heard).toEqual(['order_service_test_marker']);
     expect(rounds).toBe(2);
+    await Promise.all(unlisten.map((stop) => stop()));
     // An endpoint that takes it: the next event makes a delivery, and its commit wakes the worker.
     await database.db.insert(webhookEndpoints).values({ url: 'http://127.0.0.1:9/hooks', enabledEvents: ['product.*'], secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
     await event('evt_onedeliveryonedeliv');

@@ -265,9 +265,10 @@ export class WebhookWorker {
 
   /**
    * A nudge: a delivery made (its event's transaction committed), or one retried by hand. A round
-   * per event cost the service more CPU than the events themselves (docs/performance.md#other-costs). So a round
-   * now, or, when one began less than `wakeIntervalMs` ago, one round once that much has passed,
-   * whatever the nudges meanwhile. An attempt that ends still asks for its round at once.
+   * per event cost the service more CPU than the events themselves (docs/performance.md#events).
+   * So a round now, or, when one began less than `wakeIntervalMs` ago, one round once that much
+   * has passed, whatever the nudges meanwhile. An attempt that ends still asks for its round at
+   * once.
    */
   private wake(): void {
     if (!this.started || this.stopped || this.wakeTimer !== undefined) return;
