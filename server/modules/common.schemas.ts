@@ -209,7 +209,9 @@ export const Metadata = metadataRecord().meta({
 export const metadataFilter = (description: string) =>
   metadataRecord()
     .optional()
-    .meta({ description, example: { erp_id: 'ERP-1042' }, param: { style: 'deepObject', explode: true }, override: maxKeys });
+    // No example on a filter: the docs page fills it in (docs/api.md#the-openapi-document); the
+    // description shows one.
+    .meta({ description, example: undefined, param: { style: 'deepObject', explode: true }, override: maxKeys });
 export type Metadata = z.infer<typeof Metadata>;
 
 /** A merge patch's metadata: a key set to `null` is removed, `null` for the whole removes every key. */

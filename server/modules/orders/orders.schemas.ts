@@ -268,7 +268,9 @@ export const OrderListQuery = z
       .optional()
       .meta({
         description: 'A status in any case, an upper-case alias, or `active` (confirmed, paid, shipped, delivered).',
-        example: 'active',
+        // No example on a filter: the docs page fills it in, and "Try it out" would list a
+        // narrowed or empty page (docs/api.md#the-openapi-document).
+        example: undefined,
         override: closedSetInAnyCase([...ORDER_STATUSES, ...UPPER_CASE_NAMES, 'active']),
       }),
     customer_id: Id.optional().meta({
@@ -277,8 +279,8 @@ export const OrderListQuery = z
       // name someone else and get 403.
       example: undefined,
     }),
-    created_gte: Instant.optional().meta({ description: 'Only orders created at or after this instant (RFC 3339).', example: '2026-01-01T00:00:00Z' }),
-    created_lt: Instant.optional().meta({ description: 'Only orders created before this instant (RFC 3339).', example: '2026-02-01T00:00:00Z' }),
+    created_gte: Instant.optional().meta({ description: 'Only orders created at or after this instant (RFC 3339, such as `2026-01-01T00:00:00Z`).' }),
+    created_lt: Instant.optional().meta({ description: 'Only orders created before this instant (RFC 3339, such as `2026-02-01T00:00:00Z`).' }),
     metadata: metadataFilter(
       'Only orders whose metadata holds every given key with the given value: `metadata[erp_id]=ERP-1042` (REST, deepObject style: one parameter a pair); an object on /trpc. Fast for a value few orders share (an id): the matches are read from an index, then sorted.',
     ),

@@ -58,7 +58,8 @@ export const PatchedPaymentMetadata = z.object({ metadata: Metadata.optional() }
 
 export const PaymentListQuery = z
   .strictObject({
-    order_id: Id.optional().meta({ description: 'Only the payments of this order.' }),
+    // No example (Id's would be filled in by the docs page): docs/api.md#the-openapi-document.
+    order_id: Id.optional().meta({ description: 'Only the payments of this order.', example: undefined }),
     ...PageQuery,
   })
   // No input at all is the first page of everything: `list()` needs no `{}`.

@@ -88,13 +88,14 @@ export const ProductListQuery = z
     q: text(MIN_SEARCH, MAX_SEARCH)
       .optional()
       .meta({
-        description: `Search: products whose name, SKU or description contains this text, in any case (${MIN_SEARCH}-${MAX_SEARCH} characters; \`%\` and \`_\` are plain characters).`,
-        example: 'shirt',
+        description: `Search: products whose name, SKU or description contains this text, in any case (${MIN_SEARCH}-${MAX_SEARCH} characters; \`%\` and \`_\` are plain characters), such as \`shirt\`.`,
       }),
-    category: text(1, 64).optional().meta({ description: 'Exact category match.', example: 'apparel' }),
-    price_gte: Price.optional().meta({ description: 'Price at least this (minor units).', example: 1000 }),
-    price_lte: Price.optional().meta({ description: 'Price at most this (minor units).', example: 5000 }),
-    in_stock: z.boolean().optional().meta({ description: '`true`: stock above 0; `false`: stock 0. Exactly `true` or `false` (400 otherwise).', example: true }),
+    // No examples on the filters: the docs page fills them in, and "Try it out" would list a
+    // narrowed or empty page (docs/api.md#the-openapi-document).
+    category: text(1, 64).optional().meta({ description: 'Exact category match, such as `apparel`.' }),
+    price_gte: Price.optional().meta({ description: 'Price at least this (minor units).', example: undefined }),
+    price_lte: Price.optional().meta({ description: 'Price at most this (minor units).', example: undefined }),
+    in_stock: z.boolean().optional().meta({ description: '`true`: stock above 0; `false`: stock 0. Exactly `true` or `false` (400 otherwise).' }),
     sort: z
       .string()
       .regex(sortPattern, `must be a comma list of ${SORT_FIELDS.join(', ')}, each optionally prefixed with - for descending`)
