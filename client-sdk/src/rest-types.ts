@@ -3001,9 +3001,9 @@ export interface operations {
     "products-list": {
         parameters: {
             query?: {
-                /** @description Search: products whose name, SKU or description contains this text, in any case (3-100 characters; `%` and `_` are plain characters). */
+                /** @description Search: products whose name, SKU or description contains this text, in any case (3-100 characters; `%` and `_` are plain characters), such as `shirt`. */
                 q?: string;
-                /** @description Exact category match. */
+                /** @description Exact category match, such as `apparel`. */
                 category?: string;
                 /** @description Price at least this (minor units). */
                 price_gte?: number;
@@ -5477,9 +5477,9 @@ export interface operations {
                 status?: ("draft" | "confirmed" | "paid" | "shipped" | "delivered" | "completed" | "cancelled" | "refunded" | "CREATED" | "CONFIRMED" | "PAID" | "SHIPPED" | "CANCELLED" | "active") | string;
                 /** @description Only this customer's orders (admins and service clients). A customer may name only themself: another customer's id is 403. */
                 customer_id?: number;
-                /** @description Only orders created at or after this instant (RFC 3339). */
+                /** @description Only orders created at or after this instant (RFC 3339, such as `2026-01-01T00:00:00Z`). */
                 created_gte?: string;
-                /** @description Only orders created before this instant (RFC 3339). */
+                /** @description Only orders created before this instant (RFC 3339, such as `2026-02-01T00:00:00Z`). */
                 created_lt?: string;
                 /** @description Only orders whose metadata holds every given key with the given value: `metadata[erp_id]=ERP-1042` (REST, deepObject style: one parameter a pair); an object on /trpc. Fast for a value few orders share (an id): the matches are read from an index, then sorted. */
                 metadata?: {
@@ -10053,7 +10053,7 @@ export interface operations {
     "events-list": {
         parameters: {
             query?: {
-                /** @description Only events of these types: a comma list of types (`order.paid`) and resource prefixes (`order.*`). An unknown type is 422. */
+                /** @description Only events of these types: a comma list of types (`order.paid`) and resource prefixes (`order.*`), such as `order.*,payment.created`. An unknown type is 422. */
                 type?: string;
                 /** @description Only the events of this order (its own, its payments' and fulfillments'). */
                 order_id?: number;
@@ -10390,7 +10390,7 @@ export interface operations {
     "events-listForOrder": {
         parameters: {
             query?: {
-                /** @description Only events of these types: a comma list of types (`order.paid`) and resource prefixes (`order.*`). An unknown type is 422. */
+                /** @description Only events of these types: a comma list of types (`order.paid`) and resource prefixes (`order.*`), such as `order.*,payment.created`. An unknown type is 422. */
                 type?: string;
                 /** @description Page number, 1-1000000 (default 1), read by offset; for deep paging follow `next_cursor` instead. Not with `cursor`. */
                 page?: number;
