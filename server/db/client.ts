@@ -122,7 +122,7 @@ export class MigrationsPendingError extends Error {
  * Migrations of `drizzle/` not yet applied, by drizzle's own rule: it records each applied one in
  * `drizzle.__drizzle_migrations` with its folder time, and applies those newer than the latest.
  */
-async function pendingMigrations(db: Db): Promise<number> {
+async function pendingMigrations(db: Pick<Db, 'execute'>): Promise<number> {
   const migrations = readMigrationFiles({ migrationsFolder });
   // postgres.js answers an array of rows, PGlite an object holding them.
   const rowsOf = (result: unknown) => (Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? [])) as Record<string, unknown>[];
@@ -131,6 +131,39 @@ async function pendingMigrations(db: Db): Promise<number> {
   const [latest] = rowsOf(await db.execute(sql`select max(created_at)::text as applied_until from drizzle.__drizzle_migrations`));
   const appliedUntil = typeof latest?.applied_until === 'string' ? Number(latest.applied_until) : -Infinity;
   return migrations.filter((migration) => migration.folderMillis > appliedUntil).length;
+}
+
+/**
+ * The PostgreSQL advisory lock every process's migrations run under (docs/api.md#migrations): one
+ * number for this service, whatever else shares the server. Without it, instances started
+ * together on a fresh database raced in drizzle's migrator: two `CREATE TABLE IF NOT EXISTS` of
+ * its journal at once fail on `pg_type_typname_nsp_index`, and two transactions applying the same
+ * migration fail on each other's objects.
+ */
+const MIGRATION_LOCK_KEY = '7319604182259113573';
+
+/**
+ * Applies the pending migrations with `apply`, or with `migrate: false` only checks there are
+ * none, under the migration lock held by this session: the other processes wait (however long
+ * the migrations take) and then find them applied. The lock is released on every path, and
+ * closing the session releases it too. `db` must run everything on one connection (the
+ * migrator's, `max: 1`; PGlite has only one), so the lock, the migrations and the unlock share a
+ * session. On PGlite the lock changes nothing (its data directory has one process at a time),
+ * and taking it keeps one code path for both.
+ */
+async function migrateUnderLock(db: Pick<Db, 'execute'>, migrate: boolean, apply: () => Promise<void>): Promise<void> {
+  await db.execute(sql.raw(`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`));
+  try {
+    if (migrate) await apply();
+    else {
+      const pending = await pendingMigrations(db);
+      if (pending > 0) throw new MigrationsPendingError(pending);
+    }
+  } finally {
+    // An unlock that fails (the connection is gone) has nothing left to release: the session's
+    // locks went with it. Its error must not hide the migrations' own.
+    await db.execute(sql.raw(`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`)).catch(() => undefined);
+  }
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
@@ -180,15 +213,12 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   const timeouts = { ...defaultDatabaseTimeouts, ...options.timeouts };
   const poolSize = options.poolSize ?? 10;
   const connectTimeout = Math.max(1, Math.ceil(timeouts.connectTimeoutMs / 1000));
-  // Migrations get a connection of their own: a long migration must not hit the request timeouts.
+  // Migrations get a connection of their own: a long migration must not hit the request timeouts,
+  // and the migration lock is held by that one session (migrateUnderLock).
   const migrator = postgres(url, { ...lostConnectionOptions, max: 1, onnotice: () => {}, connect_timeout: connectTimeout });
   try {
-    if (options.migrate === false) {
-      const pending = await pendingMigrations(drizzlePostgres(migrator) as unknown as Db);
-      if (pending > 0) throw new MigrationsPendingError(pending);
-    } else {
-      await migratePostgres(drizzlePostgres(migrator), { migrationsFolder });
-    }
+    const migratorDb = drizzlePostgres(migrator);
+    await migrateUnderLock(migratorDb as unknown as Db, options.migrate !== false, () => migratePostgres(migratorDb, { migrationsFolder }));
   } finally {
     await migrator.end({ timeout: 5 });
   }
@@ -235,11 +265,8 @@ async function openPglite(client: PGlite, migrate: boolean, release: () => void,
   const [{ drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')]);
   const db = drizzlePglite(client, { schema, ...queryLogger(onQuery) }) as unknown as Db;
   try {
-    if (migrate) await migratePglite(drizzlePglite(client), { migrationsFolder });
-    else {
-      const pending = await pendingMigrations(db);
-      if (pending > 0) throw new MigrationsPendingError(pending);
-    }
+    const migratorDb = drizzlePglite(client);
+    await migrateUnderLock(migratorDb as unknown as Db, migrate, () => migratePglite(migratorDb, { migrationsFolder }));
   } catch (error) {
     if (!client.closed) await client.close();
     throw error;
