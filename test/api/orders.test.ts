@@ -917,10 +917,26 @@ describe('Who may do what: customers act on their own orders, admins on all', ()
   });
 });
 
-describe('the address is one line of text: control characters and lone surrogates are 422 naming address', () => {
+describe('the address may span lines: tab and line breaks are kept, other control characters and lone surrogates are 422 naming address', () => {
+  it('a two-line address with a tab is accepted, kept as written and confirmed (regression: 422 "must not contain control characters" for a storefront\'s address box)', async () => {
+    const address = '1 Market Street\nFlat 2\tSpringfield\r\nUnited States';
+    const created = await postOrder({ items: [{ product_id: shirt.id, quantity: 1 }], address }, alice.token);
+    expect(created.statusCode, created.body).toBe(201);
+    const order = created.json<{ id: number; address: string }>();
+    expect(order.address).toBe(address);
+    expect((await t.request({ method: 'GET', url: `${ORDERS}/${order.id}`, token: alice.token })).json<{ address: string }>().address).toBe(address);
+    const changed = await patch(order.id, { address: 'Flat 3\n1 Market Street' }, alice.token);
+    expect(changed.statusCode, changed.body).toBe(200);
+    const confirmed = await t.request({ method: 'POST', url: `${ORDERS}/${order.id}/confirm`, token: alice.token });
+    expect(confirmed.json<{ status: string; address: string }>()).toMatchObject({ status: 'confirmed', address: 'Flat 3\n1 Market Street' });
+  });
+
   it.each([
     ['ESC', String.raw`1 Main St\u001b[8m`],
-    ['a line feed', String.raw`1 Main St\nSpringfield`],
+    ['NUL', String.raw`1 Main St\u0000`],
+    ['a vertical tab', String.raw`1 Main St\u000bSpringfield`],
+    ['a form feed', String.raw`1 Main St\fSpringfield`],
+    ['a C1 control (NEL)', String.raw`1 Main St\u0085Springfield`],
     ['a lone surrogate', String.raw`1 Main St \ud800`],
   ])('an address with %s is refused and nothing is created (regression: accepted or silently replaced)', async (_label, escaped) => {
     const before = await list('?limit=100', alice.token);
@@ -930,6 +946,7 @@ describe('the address is one line of text: control characters and lone surrogate
     expect((await list('?limit=100', alice.token)).json<OrderListBody>().data).toHaveLength(before.json<OrderListBody>().data.length);
   });
 });
+
 
 describe('an order names an existing customer: an unknown caller is 401, an unknown customer_id 422 (never a 500)', () => {
   const trpcCreate = (input: OrderInputBody, token: string) =>

@@ -169,7 +169,9 @@ export type Order = z.infer<typeof Order>;
 /** The most lines an order may have (docs/api.md#field-rules bounds quantities; this bounds the lines). */
 export const MAX_ITEMS = MAX_LINES;
 
-const Address = text(0, 500).nullable();
+// A delivery address is written on several lines (a storefront's address box has rows): tab and
+// line breaks are kept, every other control character is refused (docs/api.md#field-rules).
+const Address = text(0, 500, { multiline: true }).nullable();
 const DiscountCode = z
   .string()
   .regex(/^[A-Z0-9_-]{3,32}$/, 'must be 3-32 characters of A-Z, 0-9, _ and -')
