@@ -1,12 +1,11 @@
 /**
- * PATCH documents of any resource (docs/api.md#writes), applied with well-kept libraries: RFC 7396
- * merge patch (json-merge-patch) and RFC 6902 JSON Patch (fast-json-patch). A patch applies to
+ * PATCH documents of any resource (docs/api.md#patch): RFC 7396 merge patch (the RFC's own
+ * algorithm, below) and RFC 6902 JSON Patch (fast-json-patch). A patch applies to
  * the resource's representation; the module validates the result with its PUT schema
  * (`parsePatched`), so a patch may do exactly what a PUT may. Orders, products, users and
  * payments patch through here; what is theirs (the bounds, the schema) they hand in.
  */
 import jsonPatch from 'fast-json-patch';
-import mergePatch from 'json-merge-patch';
 import type { z } from 'zod';
 import { DomainError } from '../errors/problems.ts';
 import { validationError } from '../errors/zod-errors.ts';
@@ -155,10 +154,29 @@ function applyJsonPatch(target: unknown, document: unknown, limits: PatchLimits)
   return current;
 }
 
+/**
+ * RFC 7396 section 2's MergePatch, on null-prototype copies (`bare`): every member name is data,
+ * so `constructor`, `prototype` and `__proto__` merge like any other key. json-merge-patch
+ * returned its target untouched at an object holding one of them, so a PATCH of
+ * `{"metadata":{"constructor":"c","other":"o"}}` answered 200 and wrote nothing, though create and
+ * PUT store both keys (issue 36 item 1, docs/api.md#metadata). The result is validated by the
+ * resource's PUT schema, which copies it into ordinary objects (and drops `__proto__` as it does
+ * on create; REST refuses that key in any body before).
+ */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return bare(patch);
+  const result = (target !== null && typeof target === 'object' && !Array.isArray(target) ? target : Object.create(null)) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
+
 /** The patch as a function of the representation it applies to (a module may apply it twice: before and under its lock). */
 export function patcherFor(patch: PatchRequest, limits: PatchLimits): (representation: unknown) => unknown {
   if (patch.format === 'json-patch') return (representation) => applyJsonPatch(representation, patch.document, limits);
-  return (representation) => mergePatch.apply(structuredClone(representation), patch.document);
+  return (representation) => mergePatch(bare(representation), patch.document);
 }
 
 /** Whether two JSON values are the same, whatever the order of their members and their prototypes. */

@@ -9,10 +9,10 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
 import { readAllEvents, timelineOf, type EventBody } from '../helpers/events.ts';
-import { createOrderScene, JSON_PATCH, MERGE_PATCH, orderInStatus, type OrderScene } from '../helpers/orders.ts';
+import { createOrder, createOrderScene, JSON_PATCH, MERGE_PATCH, ORDERS, orderInStatus, type OrderScene } from '../helpers/orders.ts';
 import { payOrder, PAYMENTS, type PaymentBody } from '../helpers/payments.ts';
 import { expectProblem, problemFields } from '../helpers/problems.ts';
-import { createProduct, PRODUCTS, type ProductBody } from '../helpers/products.ts';
+import { createProduct, PRODUCTS, writableProduct, type ProductBody } from '../helpers/products.ts';
 import { USERS, type UserBody } from '../helpers/users.ts';
 
 let t: TestApp;
@@ -268,5 +268,67 @@ describe('PATCH /payments/{id}: metadata only, by admins and service clients wit
     expect((await patch(`${PAYMENTS}/${paid.id}`, { metadata: { a: '1' } }, t.admin.token)).statusCode).toBe(200);
     expectProblem(await patch(`${PAYMENTS}/${paid.id}`, { metadata: { a: '2' } }, t.admin.token, { ...MERGE_PATCH, 'if-match': before.etag }), 412, 'precondition-failed');
     expect((await read<PaymentBody>(`${PAYMENTS}/${paid.id}`)).body.metadata).toEqual({ a: '1' });
+  });
+});
+
+/**
+ * Regression (issue 36 item 1): json-merge-patch returned the target untouched at any object
+ * holding a `constructor`, `prototype` or `__proto__` key, so a PATCH answered 200 and wrote
+ * nothing, not even the other keys, though create and PUT store `constructor` and `prototype`
+ * (valid keys, docs/api.md#metadata). Every write stores them alike; `__proto__` is refused.
+ */
+describe('metadata keys named like JavaScript built-ins (constructor, prototype) are stored by every write, PATCH included', () => {
+  const BUILT_IN_KEYS = { constructor: 'c', prototype: 'p', other: 'o' };
+
+  /** Each resource that takes a PATCH of its metadata from the admin: how to make one, and its URL. */
+  const RESOURCES: [string, () => Promise<string>][] = [
+    ['an order', async () => `${ORDERS}/${(await createOrder(t, { customer_id: scene.alice.id, items: [{ product_id: scene.mug.id, quantity: 1 }] }, t.admin.token)).id}`],
+    ['a product', async () => `${PRODUCTS}/${(await createProduct(t)).id}`],
+  ];
+
+  it.each(RESOURCES)('%s: a merge patch stores constructor and prototype with the other keys, and null removes them', async (_name, make) => {
+    const url = await make();
+    const res = await patch(url, { metadata: BUILT_IN_KEYS }, t.admin.token);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json<{ metadata: Record<string, string> }>().metadata).toEqual(BUILT_IN_KEYS);
+    expect((await read<{ metadata: Record<string, string> }>(url)).body.metadata).toEqual(BUILT_IN_KEYS);
+    const removed = await patch(url, { metadata: { constructor: null, prototype: 'p2' } }, t.admin.token);
+    expect(removed.statusCode, removed.body).toBe(200);
+    expect(removed.json<{ metadata: Record<string, string> }>().metadata).toEqual({ prototype: 'p2', other: 'o' });
+  });
+
+  it.each(RESOURCES)('%s: a JSON Patch adds, replaces and removes constructor and prototype', async (_name, make) => {
+    const url = await make();
+    const added = await patch(url, [{ op: 'add', path: '/metadata/constructor', value: 'c' }, { op: 'add', path: '/metadata/prototype', value: 'p' }], t.admin.token, JSON_PATCH);
+    expect(added.statusCode, added.body).toBe(200);
+    expect(added.json<{ metadata: Record<string, string> }>().metadata).toEqual({ constructor: 'c', prototype: 'p' });
+    const changed = await patch(url, [{ op: 'replace', path: '/metadata/constructor', value: 'c2' }, { op: 'remove', path: '/metadata/prototype' }], t.admin.token, JSON_PATCH);
+    expect(changed.statusCode, changed.body).toBe(200);
+    expect((await read<{ metadata: Record<string, string> }>(url)).body.metadata).toEqual({ constructor: 'c2' });
+  });
+
+  it.each(RESOURCES)('%s: a top-level constructor member is refused as PUT refuses an unknown field (422), never 200 with nothing written', async (_name, make) => {
+    const url = await make();
+    const before = await read<unknown>(url);
+    expect(problemFields(expectProblem(await patch(url, { constructor: 'x', metadata: { other: 'o' } }, t.admin.token), 422, 'validation-error'))).toEqual(['constructor']);
+    expect((await read<unknown>(url)).etag).toBe(before.etag);
+  });
+
+  it.each(RESOURCES)('%s: a __proto__ key is refused (400) by a merge patch as by create, and by a JSON Patch; nothing is written', async (_name, make) => {
+    const url = await make();
+    const before = await read<unknown>(url);
+    expectProblem(await patch(url, JSON.parse('{"metadata":{"__proto__":"x","other":"o"}}'), t.admin.token), 400, 'malformed-request');
+    expectProblem(await patch(url, [{ op: 'add', path: '/metadata/other', value: 'o' }, { op: 'add', path: '/metadata/__proto__', value: 'x' }], t.admin.token, JSON_PATCH), 400, 'malformed-request');
+    expect((await read<unknown>(url)).etag).toBe(before.etag);
+  });
+
+  it('create and PUT store the same keys the patches store', async () => {
+    const product = await createProduct(t, { metadata: BUILT_IN_KEYS });
+    expect(product.metadata).toEqual(BUILT_IN_KEYS);
+    const order = await createOrder(t, { items: [{ product_id: scene.mug.id, quantity: 1 }], metadata: BUILT_IN_KEYS }, scene.alice.token);
+    expect(order.metadata).toEqual(BUILT_IN_KEYS);
+    const put = await t.request({ method: 'PUT', url: `${PRODUCTS}/${product.id}`, payload: writableProduct({ ...product, metadata: { constructor: 'c3' } }), token: t.admin.token });
+    expect(put.statusCode, put.body).toBe(200);
+    expect(put.json<ProductBody>().metadata).toEqual({ constructor: 'c3' });
   });
 });

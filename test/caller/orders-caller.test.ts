@@ -206,3 +206,25 @@ describe('delete: an order without a payment goes (stock released); one with a p
     await expectDomainError(admin.orders.delete({ id: order.id }), 'CONFLICT', 'order-has-payment');
   });
 });
+
+/** Regression (issue 36 item 1): json-merge-patch wrote nothing at an object holding `constructor`, `prototype` or `__proto__`. */
+describe('metadata keys named like JavaScript built-ins are stored by a patch as by create (docs/api.md#metadata)', () => {
+  it('a merge patch stores constructor and prototype with the other keys; a JSON Patch adds one', async () => {
+    const { order } = await draft();
+    const merged = await alice.caller.orders.patch({ id: order.id, format: 'merge-patch', document: { metadata: { constructor: 'c', prototype: 'p', other: 'o' } } });
+    expect(merged.metadata).toEqual({ constructor: 'c', prototype: 'p', other: 'o' });
+    const added = await alice.caller.orders.patch({ id: order.id, format: 'json-patch', document: [{ op: 'remove', path: '/metadata/constructor' }, { op: 'add', path: '/metadata/prototype', value: 'p2' }] });
+    expect((await alice.caller.orders.get({ id: order.id })).metadata).toEqual(added.metadata);
+    expect(added.metadata).toEqual({ prototype: 'p2', other: 'o' });
+  });
+
+  it('a __proto__ key is dropped as /trpc drops it on create; the other keys are stored', async () => {
+    const { order } = await draft();
+    const document = JSON.parse('{"metadata":{"__proto__":"x","other":"o"}}') as { metadata: Record<string, string> };
+    const created = await alice.caller.orders.create({ items: order.items.map(({ product_id, quantity }) => ({ product_id, quantity })), metadata: document.metadata });
+    expect(created.metadata).toEqual({ other: 'o' });
+    const patched = await alice.caller.orders.patch({ id: order.id, format: 'merge-patch', document });
+    expect(patched.metadata).toEqual({ other: 'o' });
+    expect(Object.hasOwn(patched.metadata, '__proto__')).toBe(false);
+  });
+});

@@ -244,3 +244,23 @@ describe('products.patch: the merge patch and JSON Patch of REST, as the caller 
     await expectDomainError(as(customer).products.patch({ id: product.id, format: 'merge-patch', document: { metadata: {} } }), 'FORBIDDEN', 'forbidden');
   });
 });
+
+/** Regression (issue 36 item 1): json-merge-patch wrote nothing at an object holding `constructor`, `prototype` or `__proto__`. */
+describe('products.patch stores metadata keys named like JavaScript built-ins as create does (docs/api.md#metadata)', () => {
+  it('a merge patch stores constructor and prototype with the other keys, and null removes one', async () => {
+    const product = await as(admin).products.create(input());
+    const merged = await as(admin).products.patch({ id: product.id, format: 'merge-patch', document: { metadata: { constructor: 'c', prototype: 'p', other: 'o' } } });
+    expect(merged.metadata).toEqual({ constructor: 'c', prototype: 'p', other: 'o' });
+    const removed = await as(admin).products.patch({ id: product.id, format: 'merge-patch', document: { metadata: { prototype: null } } });
+    expect(removed.metadata).toEqual({ constructor: 'c', other: 'o' });
+    expect((await as(null).products.get({ id: product.id })).metadata).toEqual({ constructor: 'c', other: 'o' });
+  });
+
+  it('a __proto__ key is dropped as on create; the other keys are stored', async () => {
+    const product = await as(admin).products.create(input());
+    const document = JSON.parse('{"metadata":{"__proto__":"x","other":"o"}}') as { metadata: Record<string, string> };
+    expect((await as(admin).products.create(input({ metadata: document.metadata }))).metadata).toEqual({ other: 'o' });
+    const patched = await as(admin).products.patch({ id: product.id, format: 'merge-patch', document });
+    expect(patched.metadata).toEqual({ other: 'o' });
+  });
+});

@@ -36,6 +36,38 @@ describe('metadata merges key by key', () => {
   });
 });
 
+/** RFC 7396 appendix A: each target, patch and result, applied by the RFC's algorithm (issue 36 item 1). */
+const RFC_7396_EXAMPLES: [unknown, unknown, unknown][] = [
+  [{ a: 'b' }, { a: 'c' }, { a: 'c' }],
+  [{ a: 'b' }, { b: 'c' }, { a: 'b', b: 'c' }],
+  [{ a: 'b' }, { a: null }, {}],
+  [{ a: 'b', b: 'c' }, { a: null }, { b: 'c' }],
+  [{ a: ['b'] }, { a: 'c' }, { a: 'c' }],
+  [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
+  [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
+  [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
+  [['a', 'b'], ['c', 'd'], ['c', 'd']],
+  [{ a: 'b' }, ['c'], ['c']],
+  [{ a: 'foo' }, null, null],
+  [{ a: 'foo' }, 'bar', 'bar'],
+  [{ e: null }, { a: 1 }, { e: null, a: 1 }],
+  [[1, 2], { a: 'b', c: null }, { a: 'b' }],
+  [{}, { a: { bb: { ccc: null } } }, { a: { bb: {} } }],
+];
+
+describe('a merge patch is RFC 7396, every member name data', () => {
+  it.each(RFC_7396_EXAMPLES)('%j patched by %j is %j', (target, document, result) => {
+    expect(patcherFor({ format: 'merge-patch', document }, LIMITS)(target)).toEqual(result);
+  });
+
+  it('constructor, prototype and __proto__ merge like any key, at any depth, and never reach a prototype', () => {
+    const document: unknown = JSON.parse('{"metadata":{"constructor":"c","prototype":"p","__proto__":"x","other":"o"},"toString":{"a":"b"}}');
+    const patched = patcherFor({ format: 'merge-patch', document }, LIMITS)(payment()) as Record<string, unknown>;
+    expect(Object.entries(patched.metadata as object)).toEqual(Object.entries({ erp_id: 'ERP-1', note: 'hi', constructor: 'c', prototype: 'p', ...JSON.parse('{"__proto__":"x"}'), other: 'o' }));
+    expect(Object.entries(patched.toString as object)).toEqual([['a', 'b']]);
+  });
+});
+
 describe('assertChangesOnly: a patch may change the writable members alone', () => {
   it('metadata changed, every other member as it was (in any member order, from a JSON Patch too): accepted', () => {
     const patched = patcherFor({ format: 'json-patch', document: [{ op: 'remove', path: '/metadata/note' }, { op: 'move', from: '/id', path: '/id' }] }, LIMITS)(payment());
