@@ -627,7 +627,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook endpoint's secret
-         * @description Answers the endpoint with a new `secret`, shown only now. For 24 hours each delivery carries a signature made with the old secret too, so a receiver can move to the new one without losing a delivery. Rotating again within those 24 hours is 409 (only two secrets sign at once).
+         * @description Answers the endpoint with a new `secret`, shown only now. For 24 hours each delivery carries a signature made with the old secret too, so a receiver can move to the new one without losing a delivery. Rotating again within those 24 hours is 409 (only two secrets sign at once). Send an `Idempotency-Key`: if the answer is lost, a retry with the same key answers the same new secret (to the same caller, for as long as the key lives) instead of 409.
          *
          *     **Access:** admins or service clients, with a token granting `webhooks:manage` (a token without a `scope` claim grants what its role allows; service clients always need the scope).
          */
@@ -11495,7 +11495,10 @@ export interface operations {
     "webhooks-rotateSecret": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with a key runs once; the same key with the same request answers its stored result (200, `Idempotent-Replayed: true`); with another request 422 `idempotency-key-mismatch`; while the first still runs, the retry waits for it (409 `idempotency-key-in-use` with `Retry-After` after 10 s). Scoped to the caller, kept 24 hours; a failed attempt leaves the key free. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Identifier assigned by the service. */
                 id: number;
@@ -11504,7 +11507,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
+            /** @description Success. A replay for the same Idempotency-Key answers this same body again, with `Idempotent-Replayed: true`; nothing runs again. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11592,8 +11595,23 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotAcceptableProblem"];
                 };
             };
-            /** @description Problem: [`/problems/conflict`](/problems/conflict) Conflict. */
+            /** @description Problem: [`/problems/conflict`](/problems/conflict) Conflict; [`/problems/idempotency-key-in-use`](/problems/idempotency-key-in-use) Idempotency key in use. */
             409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"] | components["schemas"]["IdempotencyKeyInUseProblem"];
+                };
+            };
+            /** @description Problem: [`/problems/idempotency-key-mismatch`](/problems/idempotency-key-mismatch) Idempotency key reused with a different request. */
+            422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11603,7 +11621,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                    "application/problem+json": components["schemas"]["IdempotencyKeyMismatchProblem"];
                 };
             };
             /** @description Problem: [`/problems/rate-limited`](/problems/rate-limited) Too many requests. */

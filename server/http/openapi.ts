@@ -17,7 +17,7 @@ import { unknownParameterError } from '../errors/unknown-parameters.ts';
 import { API_PREFIX } from '../lib/api-paths.ts';
 import { tagDescriptions } from '../lib/api-tags.ts';
 import { examples, Id, MetadataMergePatch } from '../modules/common.schemas.ts';
-import { IDEMPOTENCY_HEADER, isCreatingOperation } from '../trpc/idempotency.ts';
+import { honoursIdempotencyKey, IDEMPOTENCY_HEADER } from '../trpc/idempotency.ts';
 import type { PatchMeta } from '../trpc/meta.ts';
 import { linksOf, operationIdOf } from './openapi-links.ts';
 import { restRoutes, type RestRoute } from './rest-routes.ts';
@@ -366,7 +366,8 @@ const pascal = (path: string) => path.split(/[.-]/).map((part) => part.charAt(0)
 const ReadOnlyId = Id.optional().meta({ readOnly: true, description: 'Read-only: ignored when sent back (the path names the resource).' });
 
 function buildOperation(route: RestRoute, routes: readonly RestRoute[]): ZodOpenApiOperationObject {
-  const creating = isCreatingOperation({ openapi: { method: route.method }, rest: route.rest });
+  // Creating operations, and the 200 actions that take a key too (rotate-secret): docs/api.md#idempotency.
+  const keyed = honoursIdempotencyKey({ openapi: { method: route.method }, rest: route.rest });
   const isRead = route.method === 'GET';
   const status = route.rest.status ?? 200;
   const operationId = operationIdOf(route);
@@ -376,7 +377,7 @@ function buildOperation(route: RestRoute, routes: readonly RestRoute[]): ZodOpen
   if (isRead) parameters.push(ref('parameters', 'IfNoneMatch'), ref('parameters', 'IfModifiedSince'));
   // Only the writes that check it (their problems include 412); others ignore the header.
   if (!isRead && route.rest.problems?.includes('precondition-failed')) parameters.push(ref('parameters', 'IfMatch'));
-  if (creating) parameters.push(ref('parameters', 'IdempotencyKey'));
+  if (keyed) parameters.push(ref('parameters', 'IdempotencyKey'));
 
   const requestParams: NonNullable<ZodOpenApiOperationObject['requestParams']> = {};
   if (route.pathParams.size > 0) requestParams.path = pick(route.input, route.pathParams.keys());
@@ -410,7 +411,7 @@ function buildOperation(route: RestRoute, routes: readonly RestRoute[]): ZodOpen
       : { 'application/json': { schema: route.output, ...withExample(exampleOf(route.output)) } };
 
   const responses: Record<string, ZodOpenApiResponseObject> = {};
-  if (creating) {
+  if (keyed && status !== 200) {
     responses['200'] = {
       description: route.rest.notReplayed?.length
         ? `Replayed: a request with this ${IDEMPOTENCY_HEADER} already succeeded; its stored result without ${route.rest.notReplayed.map((f) => `\`${f}\``).join(', ')} (shown only once), so the body and ETag are those GET answers; the same Location; nothing created again.`
@@ -421,7 +422,13 @@ function buildOperation(route: RestRoute, routes: readonly RestRoute[]): ZodOpen
   }
   const links = linksOf(route, routes);
   responses[String(status)] = {
-    description: { 200: 'Success.', 201: 'Created.', 202: 'Accepted: the work is requested; Location names it.', 204: 'Done; no body.' }[status],
+    description: {
+      // An action answering 200 tells a replay by its header only: the same status, body and ETag.
+      200: keyed ? `Success. A replay for the same ${IDEMPOTENCY_HEADER} answers this same body again, with \`Idempotent-Replayed: true\`; nothing runs again.` : 'Success.',
+      201: 'Created.',
+      202: 'Accepted: the work is requested; Location names it.',
+      204: 'Done; no body.',
+    }[status],
     headers: headers(...success),
     ...(content ? { content } : {}),
     ...(links ? { links } : {}),
@@ -432,7 +439,7 @@ function buildOperation(route: RestRoute, routes: readonly RestRoute[]): ZodOpen
       headers: headers(...ALWAYS, 'Cache-Control', 'ETag', ...(route.rest.kind === 'item' ? (['Last-Modified'] as const) : [])),
     };
   }
-  Object.assign(responses, problemResponses(problemSlugs(route, creating), examplePath(route.path), route));
+  Object.assign(responses, problemResponses(problemSlugs(route, keyed), examplePath(route.path), route));
 
   return {
     operationId,
@@ -657,7 +664,7 @@ export function buildOpenApiDocument(router: AnyRouter, version: string, parts: 
   const usedSlugs = new Set<ProblemSlug>(['unknown-parameter', 'unauthorized', 'not-acceptable', 'rate-limited', 'internal-error', 'service-unavailable']);
   for (const route of routes) {
     const operation = buildOperation(route, routes);
-    for (const slug of problemSlugs(route, isCreatingOperation({ openapi: { method: route.method }, rest: route.rest }))) usedSlugs.add(slug);
+    for (const slug of problemSlugs(route, honoursIdempotencyKey({ openapi: { method: route.method }, rest: route.rest }))) usedSlugs.add(slug);
     const item = (paths[API_PREFIX + route.path] ??= {});
     item[route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete'] = operation;
   }

@@ -4,7 +4,9 @@
  * share it, and every creating operation gets it without declaring anything.
  *
  * A creating operation is a procedure whose `meta.openapi.method` is POST and whose
- * `meta.rest.status` is 201 or 202. Other procedures ignore the header, as the IETF draft allows.
+ * `meta.rest.status` is 201 or 202; a POST answering 200 takes the key too when it declares
+ * `meta.rest.honoursIdempotencyKey` (rotate-secret: its answer cannot be had again otherwise).
+ * Other procedures ignore the header, as the IETF draft allows.
  *
  * Exactly once, on any number of instances: the key's row is inserted in the same transaction as
  * the operation's writes (the procedure runs with `ctx.db` = that transaction; a service's own
@@ -12,7 +14,7 @@
  * lock until the first commits (then replays its stored output) or rolls back (then runs itself),
  * in slices: between them it holds no transaction slot and no connection.
  */
-import { createHmac } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { transaction, type Db } from '../db/client.ts';
 import { statement } from '../db/statements.ts';
@@ -41,6 +43,16 @@ export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /** Whether a procedure creates something, and so honours `Idempotency-Key`. */
 export function isCreatingOperation(meta: { openapi?: { method?: string }; rest?: { status?: number } } | undefined): boolean {
   return meta?.openapi?.method === 'POST' && (meta.rest?.status === 201 || meta.rest?.status === 202);
+}
+
+/**
+ * Whether a procedure honours `Idempotency-Key`: every creating operation, and a POST that
+ * declares `meta.rest.honoursIdempotencyKey` (docs/api.md#idempotency).
+ */
+export function honoursIdempotencyKey(
+  meta: { openapi?: { method?: string }; rest?: { status?: number; honoursIdempotencyKey?: true } } | undefined,
+): boolean {
+  return isCreatingOperation(meta) || (meta?.openapi?.method === 'POST' && meta.rest?.honoursIdempotencyKey === true);
 }
 
 /**
@@ -104,7 +116,7 @@ interface StoredKey {
 export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Promise<R> {
   const { ctx } = call;
   const key = ctx.idempotencyKey;
-  if (key === undefined || !isCreatingOperation(call.meta)) return call.run(ctx.db);
+  if (key === undefined || !honoursIdempotencyKey(call.meta)) return call.run(ctx.db);
   if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
     throw malformedKey(key.length === 0 || key.length > 255 ? 'must be 1 to 255 characters long' : 'may hold only visible ASCII characters (no spaces)');
   }
@@ -114,6 +126,8 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
   // No input at all (a /trpc call without a body) is `null`: JSON.stringify(undefined) is no text.
   const fingerprint = fingerprintOf(ctx.idempotency, await call.getRawInput());
   const { ttlHours, waitTimeoutMs } = ctx.idempotency;
+  // What a sealed field is bound to: it opens for this caller's key of this operation only.
+  const sealing = { key: sealingKeyOf(ctx.idempotency), binding: Buffer.from(JSON.stringify([scope, key, operation]), 'utf8') };
   const deadline = performance.now() + Math.max(1, Math.trunc(waitTimeoutMs));
 
   /**
@@ -150,7 +164,7 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
             );
           }
           replayed = true;
-          return call.replay(JSON.parse(stored.responseBody) as unknown);
+          return call.replay(openSealedFields(JSON.parse(stored.responseBody) as unknown, call.meta, sealing));
         }
 
         const result = await call.run(tx);
@@ -160,7 +174,7 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
           scope,
           key,
           responseStatus: call.meta?.rest?.status ?? 200,
-          responseBody: JSON.stringify(storedOutput(call.outputOf(result), call.meta)),
+          responseBody: JSON.stringify(storedOutput(call.outputOf(result), call.meta, sealing)),
         });
         return result;
       });
@@ -232,12 +246,73 @@ const insertKey = statement('idempotency_key_insert', (db) =>
 
 /**
  * What a replay may answer: the output without the fields shown only once (`meta.rest.notReplayed`,
- * a client secret), which are therefore never written to the key's row either.
+ * a client secret), which are therefore never written to the key's row either, and with the
+ * fields it answers again although they are secrets (`meta.rest.sealed`, a rotated webhook
+ * secret) encrypted.
  */
-function storedOutput(output: unknown, meta: Meta | undefined): unknown {
-  const omitted = meta?.rest?.notReplayed;
-  if (omitted === undefined || typeof output !== 'object' || output === null || Array.isArray(output)) return output;
-  return Object.fromEntries(Object.entries(output).filter(([field]) => !omitted.includes(field)));
+function storedOutput(output: unknown, meta: Meta | undefined, sealing: Sealing): unknown {
+  const omitted = meta?.rest?.notReplayed ?? [];
+  const sealed = meta?.rest?.sealed ?? [];
+  if ((omitted.length === 0 && sealed.length === 0) || typeof output !== 'object' || output === null || Array.isArray(output)) return output;
+  return Object.fromEntries(
+    Object.entries(output)
+      .filter(([field]) => !omitted.includes(field))
+      .map(([field, value]) => [field, sealed.includes(field) ? { sealed: seal(value, sealing) } : value]),
+  );
+}
+
+/** The stored output with its sealed fields decrypted: what the first request answered. */
+function openSealedFields(stored: unknown, meta: Meta | undefined, sealing: Sealing): unknown {
+  const sealed = meta?.rest?.sealed ?? [];
+  if (sealed.length === 0 || typeof stored !== 'object' || stored === null || Array.isArray(stored)) return stored;
+  return Object.fromEntries(
+    Object.entries(stored).map(([field, value]) => {
+      if (!sealed.includes(field)) return [field, value];
+      const text = (value as { sealed?: unknown } | null)?.sealed;
+      // A row written before the field was sealed, or altered: a 500, never a plain value passed on.
+      if (typeof text !== 'string') throw new Error(`idempotency key's stored ${field} is not sealed`);
+      return [field, unseal(text, sealing)];
+    }),
+  );
+}
+
+/**
+ * How sealed fields are encrypted: AES-256-GCM under a key derived from the fingerprint key (so
+ * from JWT_SECRET, the same on every instance), with the key's scope, key and operation as its
+ * associated data, so a sealed value opens only for the key it was stored with: copied into
+ * another caller's row, it fails its check.
+ */
+interface Sealing {
+  key: Buffer;
+  binding: Buffer;
+}
+
+const SEAL_VERSION = 'v1';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+function sealingKeyOf(settings: Pick<IdempotencySettings, 'fingerprintKey'>): Buffer {
+  return createHmac('sha256', settings.fingerprintKey).update('idempotency-sealed-fields').digest();
+}
+
+function seal(value: unknown, { key, binding }: Sealing): string {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(binding);
+  const body = Buffer.concat([cipher.update(JSON.stringify(value ?? null), 'utf8'), cipher.final()]);
+  return `${SEAL_VERSION}.${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
+}
+
+function unseal(text: string, { key, binding }: Sealing): unknown {
+  const [version, packed] = text.split('.');
+  if (version !== SEAL_VERSION || packed === undefined) throw new Error('idempotency key\'s sealed field has an unknown form');
+  const bytes = Buffer.from(packed, 'base64url');
+  // A shorter tag would be accepted by GCM, and checked less.
+  if (bytes.length < IV_BYTES + TAG_BYTES) throw new Error("idempotency key's sealed field is truncated");
+  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES)).setAAD(binding);
+  decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+  // final() throws when the tag does not match: another key, another binding, altered bytes.
+  const plain = Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
+  return JSON.parse(plain.toString('utf8')) as unknown;
 }
 
 /**

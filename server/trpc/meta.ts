@@ -36,6 +36,18 @@ export interface RestMeta {
    */
   notReplayed?: readonly string[];
   /**
+   * A POST answering 200 that honours `Idempotency-Key` all the same (docs/api.md#idempotency): an
+   * action whose answer cannot be had again any other way (a rotated webhook secret), so a client
+   * that lost it retries with its key and gets that answer, instead of a second action.
+   */
+  honoursIdempotencyKey?: true;
+  /**
+   * Output fields a replay answers again although they are secrets (a rotated webhook secret):
+   * stored with the key's result only encrypted, bound to the key, and decrypted for the replay
+   * (server/trpc/idempotency.ts, `sealFields`).
+   */
+  sealed?: readonly string[];
+  /**
    * The next steps a client takes with this operation's answer beyond those its `location` names
    * (the OpenAPI document derives those): OpenAPI links, which schemathesis's stateful phase follows.
    */

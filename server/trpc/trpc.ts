@@ -4,7 +4,7 @@ import type { Caller } from '../auth/tokens.ts';
 import { problemBody, problemType, type Problem } from '../errors/problems.ts';
 import { toDomainError, toQueryDomainError } from '../errors/to-domain-error.ts';
 import type { Context } from './context.ts';
-import { idempotent, isCreatingOperation } from './idempotency.ts';
+import { honoursIdempotencyKey, idempotent } from './idempotency.ts';
 import type { Meta } from './meta.ts';
 import { middlewareResult } from './trpc-internals.ts';
 
@@ -52,9 +52,9 @@ export function domainTrpcError(error: unknown): TRPCError {
  *    403 `insufficient-scope` (with its WWW-Authenticate challenge) for a token lacking its scope.
  *    A procedure without one is refused: a forgotten declaration fails closed, and the
  *    policy-coverage test names it;
- * 2. `Idempotency-Key` on every creating operation (POST answering 201/202;
- *    server/trpc/idempotency.ts), after the policy: a refused caller never touches a key; the
- *    procedure's `meta.prepare` runs first, outside the key's transaction (meta.ts). Other
+ * 2. `Idempotency-Key` on every creating operation (POST answering 201/202, or declaring
+ *    `meta.rest.honoursIdempotencyKey`; server/trpc/idempotency.ts), after the policy: a refused
+ *    caller never touches a key; the procedure's `meta.prepare` runs first, outside the key's transaction (meta.ts). Other
  *    calls, and calls without a key, go straight on;
  * 3. whatever any of it, or the procedure, threw, as a TRPCError whose code and cause are the
  *    domain's; a query's (or a subscription's: both are GETs) input members its schema does not
@@ -70,7 +70,7 @@ const guard = t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) 
     if (policy === undefined) throw new Error('This procedure declares no policy (meta.policy).');
     const refused = refusal(policy, ctx.caller);
     if (refused) throw refused;
-    const keyed = ctx.idempotencyKey !== undefined && isCreatingOperation(meta);
+    const keyed = ctx.idempotencyKey !== undefined && honoursIdempotencyKey(meta);
     // Before the key's transaction, so no connection is held while it waits (meta.ts, Prepare).
     const prepared = keyed && meta?.prepare ? await meta.prepare(await getRawInput(), ctx) : undefined;
     result =

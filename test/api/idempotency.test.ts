@@ -1,7 +1,7 @@
 /**
- * docs/api.md#idempotency: `Idempotency-Key` on every creating POST (a POST answering 201 or 202),
- * through REST, /trpc and createCaller. The matrix runs over the creating operations the route
- * table holds, each with its case from its module's file in test/operations/, so an operation
+ * docs/api.md#idempotency: `Idempotency-Key` on every creating POST (a POST answering 201 or 202)
+ * and on the actions that declare they take it (rotate-secret), through REST, /trpc and
+ * createCaller. The matrix runs over the operations the route table says honour a key, each with its case from its module's file in test/operations/, so an operation
  * added later is covered (or this file names it as missing).
  */
 import { hash } from 'node:crypto';
@@ -19,7 +19,7 @@ import { restRoutes } from '../../server/http/rest-routes.ts';
 import { canonicalJson } from '../../server/lib/etag.ts';
 import { appRouter } from '../../server/router.ts';
 import { createContextInner, defaultIdempotencySettings } from '../../server/trpc/context.ts';
-import { fingerprintOf, isCreatingOperation, purgeExpiredKeys } from '../../server/trpc/idempotency.ts';
+import { fingerprintOf, honoursIdempotencyKey, isCreatingOperation, purgeExpiredKeys } from '../../server/trpc/idempotency.ts';
 import { createCallerFactory } from '../../server/trpc/trpc.ts';
 import { createTestApp, createUserRow, TEST_JWT, type TestUser } from '../helpers/app.ts';
 import { copyTemplateDatabase, createTestDatabase, onPostgres } from '../helpers/db.ts';
@@ -29,7 +29,7 @@ import { expectProblem } from '../helpers/problems.ts';
 import { productInput } from '../helpers/products.ts';
 import { userInput } from '../helpers/users.ts';
 
-const creating = restRoutes(appRouter).filter((route) => isCreatingOperation({ openapi: { method: route.method }, rest: route.rest }));
+const creating = restRoutes(appRouter).filter((route) => honoursIdempotencyKey({ openapi: { method: route.method }, rest: route.rest }));
 
 // One app, loaded before the tests are collected: each creating operation's case is built around it.
 const t = await createTestApp();
@@ -58,8 +58,11 @@ const idOf = (res: LightMyRequestResponse): number | string | undefined => {
 };
 
 describe('which operations honour Idempotency-Key', () => {
-  it('every POST answering 201 or 202 is a creating operation, and each has a case in this matrix', () => {
-    expect(creating.map((r) => r.procedurePath).sort()).toEqual(expect.arrayContaining(['orders.create', 'products.create', 'users.create']));
+  it('every POST answering 201 or 202 is a creating operation, and each, like every action that takes a key, has a case in this matrix', () => {
+    const keyed = creating.map((r) => r.procedurePath);
+    const creatingPaths = restRoutes(appRouter).filter((route) => isCreatingOperation({ openapi: { method: route.method }, rest: route.rest })).map((r) => r.procedurePath);
+    expect(keyed).toEqual(expect.arrayContaining(creatingPaths));
+    expect(creating.map((r) => r.procedurePath).sort()).toEqual(expect.arrayContaining(['orders.create', 'products.create', 'users.create', 'webhooks.rotateSecret']));
     expect(creating.filter((r) => !(r.procedurePath in operations)).map((r) => r.procedurePath)).toEqual([]);
   });
 
@@ -72,7 +75,7 @@ describe('which operations honour Idempotency-Key', () => {
 describe.each(creating.map((route) => [route.procedurePath, route] as const))('%s with Idempotency-Key (docs/api.md#idempotency)', (path, route) => {
   const operation = operations[path];
   if (!operation) return;
-  const successStatus = route.rest.status ?? 201;
+  const successStatus = route.rest.status ?? 200;
 
   it(`the first request runs (${successStatus}); the same key and request replays it: 200, same body, Location and ETag, Idempotent-Replayed: true`, async () => {
     const [actor] = await operation.actors();

@@ -451,6 +451,69 @@ describe('rotating twice within 24 hours is 409: only two secrets sign at once',
   });
 });
 
+describe('rotate-secret with an Idempotency-Key: a retry after a lost answer gets the same new secret (docs/webhooks.md#endpoints)', () => {
+  const rotate = (id: number, key: string, token = t.admin.token) =>
+    t.request({ method: 'POST', url: `${WEBHOOK_ENDPOINTS}/${id}/rotate-secret`, headers: { 'idempotency-key': key }, token });
+
+  it('a lost rotate-secret answer is recovered: the retry with its key replays the same new secret, which signs the deliveries (regression)', async () => {
+    const receiver = await startReceiver();
+    await deleteAllEndpoints();
+    const endpoint = await createEndpoint(t, { url: receiver.url, enabled_events: ['product.created'] });
+    const first = await rotate(endpoint.id, 'rotate-lost-answer');
+    expect(first.statusCode, first.body).toBe(200);
+    const rotated = first.json<WebhookEndpointBody>();
+    expect(rotated.secret).not.toBe(endpoint.secret);
+    // The answer was lost on the way: the retry with the same key replays it, it does not rotate again (409).
+    const retry = await rotate(endpoint.id, 'rotate-lost-answer');
+    expect(retry.statusCode, retry.body).toBe(200);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.json()).toEqual(rotated);
+    expect(retry.headers.etag).toBe(first.headers.etag);
+    // The replayed secret is the one that signs.
+    await newProduct();
+    expect(await worker.deliverDue()).toBe(1);
+    const [request] = receiver.received;
+    if (!request) throw new Error('nothing was delivered');
+    expect(verified(retry.json<WebhookEndpointBody>().secret, request).type).toBe('product.created');
+    await receiver.close();
+  });
+
+  it("the key's stored result holds the secret only encrypted: neither the secret nor a whsec_ text is in its row", async () => {
+    await deleteAllEndpoints();
+    const endpoint = await createEndpoint(t, { url: 'http://127.0.0.1:9/hooks', enabled_events: ['product.created'] });
+    const res = await rotate(endpoint.id, 'rotate-stored-sealed');
+    expect(res.statusCode, res.body).toBe(200);
+    const { secret } = res.json<WebhookEndpointBody>();
+    const stored = await t.database.db.execute(sql`select response_body from idempotency_keys where key = 'rotate-stored-sealed'`);
+    const text = JSON.stringify(stored);
+    expect(text).toContain(String(endpoint.id));
+    expect(text).not.toContain(secret);
+    expect(text).not.toContain(secret.slice('whsec_'.length, 20));
+    expect(text).not.toContain('whsec_');
+  });
+
+  it("another caller's equal key is no replay: it rotates on its own, and so is refused within the 24 hours (409)", async () => {
+    await deleteAllEndpoints();
+    const endpoint = await createEndpoint(t, { url: 'http://127.0.0.1:9/hooks', enabled_events: ['product.created'] });
+    expect((await rotate(endpoint.id, 'rotate-two-callers')).statusCode).toBe(200);
+    const other = await t.createUser('admin');
+    const res = await rotate(endpoint.id, 'rotate-two-callers', other.token);
+    expectProblem(res, 409, 'conflict');
+    expect(res.body).not.toContain('whsec_');
+  });
+
+  it('the same key on another endpoint is 422 idempotency-key-mismatch, and rotates nothing', async () => {
+    await deleteAllEndpoints();
+    const a = await createEndpoint(t, { url: 'http://127.0.0.1:9/a', enabled_events: ['product.created'] });
+    const b = await createEndpoint(t, { url: 'http://127.0.0.1:9/b', enabled_events: ['product.created'] });
+    expect((await rotate(a.id, 'rotate-mismatch')).statusCode).toBe(200);
+    expectProblem(await rotate(b.id, 'rotate-mismatch'), 422, 'idempotency-key-mismatch');
+    // Not rotated: a rotation now is its first (a second within 24 hours would be 409).
+    const now = await t.request({ method: 'POST', url: `${WEBHOOK_ENDPOINTS}/${b.id}/rotate-secret`, token: t.admin.token });
+    expect(now.statusCode, now.body).toBe(200);
+  });
+});
+
 describe('SSRF: in production, loopback and private targets are refused unless WEBHOOK_ALLOWED_HOSTS names them', () => {
   let production: TestApp;
   let receiver: Receiver;

@@ -2,8 +2,11 @@
  * The idempotency layer (server/trpc/idempotency.ts) as a caller meets it, no HTTP: what it marks
  * on the answer (`ctx.response`, which both doors copy), and when.
  */
+import { TRPCError } from '@trpc/server';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../server/db/client.ts';
+import { idempotencyKeys } from '../../server/db/schema.ts';
 import { createCaller } from '../../server/router.ts';
 import { testCallerIdentity, createTestHarness, type TestHarness } from '../../server/testing.ts';
 import { createContextInner } from '../../server/trpc/context.ts';
@@ -56,5 +59,42 @@ describe('a repeated Idempotency-Key', () => {
     // Both doors copy these onto the error answer too: it must not say `Idempotent-Replayed: true`.
     expect(lost.response.replayed).toBeUndefined();
     expect(lost.response.headers['idempotent-replayed']).toBeUndefined();
+  });
+});
+
+describe('rotate-secret with a key through createCaller (docs/webhooks.md#endpoints)', () => {
+  const endpoint = () =>
+    createCaller(createContextInner({ db: harness.db, caller: admin })).webhooks.create({ url: 'http://127.0.0.1:9/hooks', enabled_events: ['product.created'] });
+
+  it('a lost rotate-secret answer is recovered: the same caller and key replay the same new secret (regression)', async () => {
+    const { id, secret: original } = await endpoint();
+    const first = createContextInner({ db: harness.db, caller: admin, idempotencyKey: 'caller-rotate-1' });
+    const rotated = await createCaller(first).webhooks.rotateSecret({ id });
+    expect(rotated.secret).not.toBe(original);
+    expect(first.response.replayed).toBeUndefined();
+
+    const again = createContextInner({ db: harness.db, caller: admin, idempotencyKey: 'caller-rotate-1' });
+    expect(await createCaller(again).webhooks.rotateSecret({ id })).toEqual(rotated);
+    expect(again.response.replayed).toBe(true);
+  });
+
+  it("a sealed secret opens only for its own key: copied into another caller's key, the replay fails and shows nothing", async () => {
+    const { id } = await endpoint();
+    const first = createContextInner({ db: harness.db, caller: admin, idempotencyKey: 'caller-rotate-2' });
+    const rotated = await createCaller(first).webhooks.rotateSecret({ id });
+    const [row] = await harness.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, 'caller-rotate-2'));
+    if (!row) throw new Error('the key was not stored');
+    expect(row.responseBody).not.toContain(rotated.secret);
+    const other = testCallerIdentity({ role: 'admin', userId: 2, name: 'Other admin' });
+    await harness.db.insert(idempotencyKeys).values({ ...row, scope: `user:${other.sub}` });
+
+    const stolen = createContextInner({ db: harness.db, caller: other, idempotencyKey: 'caller-rotate-2' });
+    const failure = await createCaller(stolen).webhooks.rotateSecret({ id }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(TRPCError);
+    expect((failure as TRPCError).code).toBe('INTERNAL_SERVER_ERROR');
+    expect(String((failure as TRPCError).message)).not.toContain(rotated.secret);
   });
 });

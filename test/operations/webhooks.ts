@@ -88,6 +88,17 @@ export default defineOperations(({ t, UNKNOWN_ID, createProduct, endpointInput, 
         return { call: { url: WEBHOOK_ENDPOINTS, body: input('a') }, other: { url: WEBHOOK_ENDPOINTS, body: input('b') }, failing: { url: WEBHOOK_ENDPOINTS, body: { ...input('c'), enabled_events: ['no.such'] } } };
       },
     },
+    // A POST answering 200 that takes a key all the same: a lost answer's secret comes back (docs/webhooks.md#endpoints).
+    'webhooks.rotateSecret': {
+      actors: adminActors,
+      scenario: async () => {
+        // Two endpoints to rotate; an endpoint that does not exist fails (404).
+        await deleteEndpoints();
+        const endpoint = (path: string) => createEndpoint(t, { url: `http://127.0.0.1:9/${path}`, enabled_events: ['product.created'] });
+        const rotate = (id: number) => ({ url: `${WEBHOOK_ENDPOINTS}/${id}/rotate-secret`, body: {} });
+        return { call: rotate((await endpoint('a')).id), other: rotate((await endpoint('b')).id), failing: rotate(999_999) };
+      },
+    },
     'webhooks.retryDelivery': {
       actors: adminActors,
       actsOnExisting: true,

@@ -109,9 +109,17 @@ export const webhooksRouter = router({
         path: '/webhook-endpoints/{id}/rotate-secret',
         tags,
         summary: "Rotate a webhook endpoint's secret",
-        description: 'Answers the endpoint with a new `secret`, shown only now. For 24 hours each delivery carries a signature made with the old secret too, so a receiver can move to the new one without losing a delivery. Rotating again within those 24 hours is 409 (only two secrets sign at once).',
+        description: 'Answers the endpoint with a new `secret`, shown only now. For 24 hours each delivery carries a signature made with the old secret too, so a receiver can move to the new one without losing a delivery. Rotating again within those 24 hours is 409 (only two secrets sign at once). Send an `Idempotency-Key`: if the answer is lost, a retry with the same key answers the same new secret (to the same caller, for as long as the key lives) instead of 409.',
       },
-      rest: { kind: 'item', problems: ['not-found', 'conflict'] },
+      rest: {
+        kind: 'item',
+        problems: ['not-found', 'conflict'],
+        // A lost answer would lose the new secret, and a second rotation is 409 for 24 hours: a
+        // retry with the same Idempotency-Key answers the same secret, kept only encrypted with
+        // the key (docs/webhooks.md#endpoints).
+        honoursIdempotencyKey: true,
+        sealed: ['secret'],
+      },
     })
     .input(IdParam)
     .output(WebhookEndpointWithSecret)
