@@ -1,7 +1,9 @@
 /**
- * `npm start` builds the service into one bundle (esbuild) and runs it with the start script's
- * Node flags: no TypeScript loader in production (about 30 MB less memory, issue 12). This builds
- * it as `npm run build` does and starts it as `npm start` does, on this project's database kind:
+ * `npm start` builds the service into one bundle (esbuild) and runs it with `npm run start:prod`,
+ * the Node flags and the bundle alone: no TypeScript loader in production (about 30 MB less
+ * memory, issue 12), and no dev dependency (docs/operations.md#installing-for-production;
+ * scripts/production-check.sh runs that install in CI). This builds it as `npm run build` does
+ * and starts it as `npm run start:prod` does, on this project's database kind:
  * the migrations, the docs assets and the lazily imported PGlite must all be found from the
  * bundle's place.
  */
@@ -18,7 +20,7 @@ import { createPostgresDatabase, serviceEnv, startService, START_TIMEOUT_MS, sto
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-describe('the production bundle (npm start)', () => {
+describe('the production bundle (npm run start:prod)', () => {
   let service: Service;
   let cleanup: () => Promise<void> = async () => {};
 
