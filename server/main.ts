@@ -4,7 +4,7 @@ import { buildApp } from './app.ts';
 import { bootstrapAdmin, bootstrapClients, passwordGrantCommand } from './bootstrap.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { DataDirectoryLockedError, MigrationsPendingError, openDatabase } from './db/client.ts';
-import { shutDown } from './http/lifecycle.ts';
+import { listenFailure, shutDown } from './http/lifecycle.ts';
 
 function readConfig(): Config {
   try {
@@ -108,7 +108,17 @@ process.on('SIGTERM', (signal) => void stop(signal));
 process.on('SIGINT', (signal) => void stop(signal));
 
 const bootstrap = await bootstrapAdmin(database.db, config);
-await app.listen({ host: config.host, port: config.port });
+try {
+  await app.listen({ host: config.host, port: config.port });
+} catch (error) {
+  // A taken port (an instance still draining after a restart) is said in one line, not a stack
+  // (docs/operations.md#health-readiness-and-stopping); the database closes before the exit.
+  const message = listenFailure(error, { port: config.port, metricsPort: config.metrics.port });
+  if (message === undefined) throw error;
+  console.error(message);
+  await app.close().catch(() => undefined);
+  process.exit(1);
+}
 
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;

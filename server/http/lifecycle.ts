@@ -157,6 +157,22 @@ export class Lifecycle {
   }
 }
 
+/**
+ * The one line a start that cannot listen prints (docs/operations.md#health-readiness-and-stopping):
+ * its port is taken (EADDRINUSE; an instance still draining after a restart holds it until its
+ * drain ends) or refused (EACCES), on `PORT` or `METRICS_PORT`. Undefined for any other error, which
+ * stays as it is. No stack: the cause is the machine's, not the code's.
+ */
+export function listenFailure(error: unknown, ports: { port: number; metricsPort: number | undefined }): string | undefined {
+  const failure = error as Partial<NodeJS.ErrnoException & { address: string; port: number }> | undefined;
+  if (failure?.syscall !== 'listen' || (failure.code !== 'EADDRINUSE' && failure.code !== 'EACCES')) return undefined;
+  const variable = failure.port !== undefined && failure.port === ports.metricsPort && failure.port !== ports.port ? 'METRICS_PORT' : 'PORT';
+  const where = `${failure.address?.includes(':') ? `[${failure.address}]` : (failure.address ?? '')}:${failure.port ?? ''}`;
+  return failure.code === 'EADDRINUSE'
+    ? `Cannot listen on ${where} (${variable}): the address is in use by another process, perhaps an instance still draining; stop it or wait for it, or set ${variable}.`
+    : `Cannot listen on ${where} (${variable}): permission denied (a port under 1024 needs privileges); set ${variable}.`;
+}
+
 export interface ShutdownOptions {
   /** Readiness answers 503 this long before the drain, for a load balancer to notice (SHUTDOWN_DELAY_MS). */
   delayMs: number;
