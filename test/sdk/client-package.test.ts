@@ -7,7 +7,7 @@
  * installing and compiling twice would only slow CI down.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -24,6 +24,8 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const versionOf = (name: string): string => (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 const trpcVersion = (JSON.parse(readFileSync(join(root, 'node_modules/@trpc/client/package.json'), 'utf8')) as { version: string }).version;
 const sdkManifest = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')) as { name: string; version: string };
+/** The file `npm pack` names the package: `@order-service/client` 0.1.0 is order-service-client-0.1.0.tgz. */
+const packedFileName = (): string => `${sdkManifest.name.replace(/^@/, '').replace('/', '-')}-${sdkManifest.version}.tgz`;
 
 /** A front end's code: every `@ts-expect-error` must meet an error, or tsc fails. */
 const consumerSource = String.raw`
@@ -337,15 +339,20 @@ const TSC_TIMEOUT_MS = 180_000;
 describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/client, installed in a fresh project', () => {
   let project: string;
   let packedFiles: string[];
+  /** Where `npm run client:pack` wrote the package. */
+  let tarball: string;
 
   beforeAll(async () => {
     project = mkdtempSync(join(tmpdir(), 'order-service-client-'));
-    // prepack builds dist (router types from the server, compile, self-containment check).
-    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', project], { cwd: sdkDir, maxBuffer: 16 << 20 });
+    // As the README says to: `npm run client:pack` (npm pack of client-sdk, whose prepack builds
+    // dist: router types from the server, compile, self-containment check) writes the tarball
+    // into client-sdk/, and the front end depends on it there.
+    const { stdout } = await run('npm', ['run', '--silent', 'client:pack', '--', '--json'], { cwd: root, maxBuffer: 16 << 20 });
     // The build's own lines come first; npm's JSON report starts at a line of its own.
     const [packed] = JSON.parse(stdout.slice(stdout.search(/^\[\s*$/m))) as { filename: string; files: { path: string }[] }[];
     if (!packed) throw new Error(`npm pack printed no package: ${stdout}`);
     packedFiles = packed.files.map((f) => f.path).sort();
+    tarball = join(sdkDir, packed.filename);
 
     writeFileSync(
       join(project, 'package.json'),
@@ -354,7 +361,8 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
         private: true,
         type: 'module',
         dependencies: {
-          [sdkManifest.name]: `file:./${packed.filename}`,
+          // What `npm install <the tarball's path>` records.
+          [sdkManifest.name]: `file:${tarball}`,
           '@trpc/client': trpcVersion,
           '@trpc/server': trpcVersion,
           // What the README's examples import beside the package.
@@ -379,10 +387,29 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
       join(project, 'tsconfig.readme.json'),
       JSON.stringify({ ...readmeConfig, files: ['app-globals.d.ts', ...readmeExamples.map((_, index) => `readme-${index}.ts`)] }),
     );
-  }, 180_000);
+  }, 600_000);
 
   afterAll(() => {
     if (project) rmSync(project, { recursive: true, force: true });
+  });
+
+  it("the README's first lines say how to install it today (issue 36 item 10: not on the registry): the tarball `npm run client:pack` writes, with its tRPC pair", () => {
+    const readme = readFileSync(join(sdkDir, 'README.md'), 'utf8');
+    const beforeFirstSection = readme.slice(0, readme.indexOf('\n## '));
+    const install = /```sh\n([\s\S]*?)```/.exec(beforeFirstSection)?.[1] ?? '';
+    expect(install).toMatch(/^npm run client:pack\b/m);
+    const tarballInstall = new RegExp(`^npm install \\S*client-sdk/${packedFileName().replace(/\./g, '\\.')} @trpc/client@${trpcVersion} @trpc/server@${trpcVersion}$`, 'm');
+    expect(install).toMatch(tarballInstall);
+    expect(existsSync(tarball)).toBe(true);
+  });
+
+  it('is ready to publish: `npm publish --dry-run` passes, with public access, and would send the built files', async () => {
+    // dist was just built by the pack above; CI runs it with the build (.ci/run).
+    const { stdout, stderr } = await run('npm', ['publish', '--dry-run', '--ignore-scripts', '--json'], { cwd: sdkDir, maxBuffer: 16 << 20 });
+    const report = (JSON.parse(stdout) as Record<string, { files: { path: string }[] }>)[sdkManifest.name];
+    expect(report?.files.map((f) => f.path)).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'README.md', 'package.json']));
+    // A scoped package is published restricted (paid, private) unless its manifest says public.
+    expect(stderr).toMatch(/with tag latest and public access \(dry-run\)/);
   });
 
   it('ships only the built files, its README and its manifest', () => {
@@ -436,7 +463,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
         },
       });
       output = JSON.parse(stdout) as Record<string, unknown>;
-    }, 60_000);
+    }, 300_000);
 
     afterAll(async () => {
       await service?.close();
