@@ -14,8 +14,8 @@ const LAYERS = [
   ['modules/'],
   ['http/', 'router.ts'],
   ['oauth/', 'config.ts', 'testing.ts'],
-  ['app.ts', 'bootstrap.ts', 'migrate.ts'],
-  ['main.ts'],
+  ['app.ts', 'bootstrap.ts', 'migrate.ts', 'admin-cli.ts'],
+  ['main.ts', 'admin.ts'],
 ];
 
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
