@@ -13,6 +13,12 @@ export interface ScopeDeclaration {
   /** What the scope grants, for the documentation (the OpenAPI oauth2 scheme). */
   readonly description: string;
   /**
+   * What it lets an app do, in plain words for the person signing in: the sign-in and sign-up
+   * pages list these, never the scope's name (docs/signing-in.md#the-sign-in-form). A phrase that
+   * follows "<app> will be able to:", without a closing full stop.
+   */
+  readonly consent: string;
+  /**
    * Whether a customer's token may carry it: true when some procedure needing it admits
    * customers (test/api/policy-coverage.test.ts holds this to every procedure's policy).
    * Admins may carry every scope; service clients what their registration lists.
@@ -61,3 +67,14 @@ export const scopeCatalogue = (): ReadonlyMap<Scope, ScopeDeclaration> => catalo
 
 /** Whether `name` is a declared scope. */
 export const isScope = (name: string): name is Scope => catalogue.has(name as Scope);
+
+/**
+ * What a granted scope string (space-separated) lets an app do, one plain phrase per scope, in
+ * declaration order; a name no module declares is shown as it is.
+ */
+export function consentOf(scope: string): string[] {
+  const names = new Set(scope.split(' ').filter(Boolean));
+  const known = declared.filter((name) => names.has(name)).map((name) => catalogue.get(name)?.consent ?? name);
+  const unknown = [...names].filter((name) => !isScope(name));
+  return [...known, ...unknown];
+}

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import { consentOf } from '../auth/scopes.ts';
 import type { AuthorizationRequestParams } from './csrf.ts';
 import { REQUEST_PARAMETERS } from './csrf.ts';
 import { SIGN_UP_FIELDS, type FieldErrors, type TypedValues } from './sign-up.ts';
@@ -25,6 +26,8 @@ input:focus, button:focus { outline: 3px solid #2563eb; outline-offset: 2px; }
 button { margin-top: 1.5rem; width: 100%; padding: .6rem; font: inherit; font-weight: 600; color: #fff; background: #1d4ed8; border: 0; border-radius: 4px; }
 [role="alert"] { padding: .75rem; color: #7f1d1d; background: #fee2e2; border-radius: 4px; }
 .scopes, .hint { color: #52525b; font-size: .9rem; }
+.scopes p { margin: 1rem 0 0; }
+.scopes ul { margin: .25rem 0 0; padding-left: 1.25rem; }
 .hint, .field-error { margin: .25rem 0 0; }
 .field-error { color: #7f1d1d; font-size: .9rem; font-weight: 600; }
 a { color: #1d4ed8; }
@@ -104,6 +107,22 @@ function hiddenFields(params: AuthorizationRequestParams, csrfToken: string, ext
     .join('\n');
 }
 
+/**
+ * What the app will be able to do once the person signs in: one plain phrase per scope granted,
+ * from each scope's declaration (`consent`, server/auth/scopes.ts), never the scope names, which
+ * mean nothing to a shopper (docs/signing-in.md#the-sign-in-form).
+ */
+function grantedScopes(clientName: string, scope: string): string {
+  const phrases = consentOf(scope);
+  if (phrases.length === 0) return '';
+  return `<div class="scopes">
+<p id="scopes-heading">${escapeHtml(clientName)} will be able to:</p>
+<ul aria-labelledby="scopes-heading">
+${phrases.map((phrase) => `<li>${escapeHtml(phrase)}</li>`).join('\n')}
+</ul>
+</div>`;
+}
+
 export interface SignInForm {
   clientName: string;
   scope: string;
@@ -134,7 +153,7 @@ ${hiddenFields(form.params, form.csrfToken)}
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256"${described}${focusPassword}>
 <button type="submit">Sign in</button>
 </form>
-${form.signUp ? `<p>New here? <a href="${escapeHtml(authorizeHref(form.params, 'sign-up'))}">Create an account</a></p>\n` : ''}<p class="scopes">${escapeHtml(form.clientName)} asks for: ${escapeHtml(form.scope)}</p>`,
+${form.signUp ? `<p>New here? <a href="${escapeHtml(authorizeHref(form.params, 'sign-up'))}">Create an account</a></p>\n` : ''}${grantedScopes(form.clientName, form.scope)}`,
   );
 }
 
@@ -193,7 +212,7 @@ ${fields.join('\n')}
 <button type="submit">Create account</button>
 </form>
 <p>Already have an account? <a href="${escapeHtml(authorizeHref(form.params, 'sign-in'))}">Sign in</a></p>
-<p class="scopes">${escapeHtml(form.clientName)} asks for: ${escapeHtml(form.scope)}</p>`,
+${grantedScopes(form.clientName, form.scope)}`,
   );
 }
 

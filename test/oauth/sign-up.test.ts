@@ -10,6 +10,7 @@ import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oauthAuthorizationCodes, users } from '../../server/db/schema.ts';
 import { verifyPassword } from '../../server/auth/password.ts';
+import { consentOf, SCOPES } from '../../server/auth/scopes.ts';
 import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
 import {
   codeFlowStart,
@@ -35,6 +36,10 @@ const LONG_EMAIL = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.
 const newEmail = () => `new-${randomBytes(6).toString('hex')}@example.com`;
 
 const decode = (text: string) => text.replace(/&amp;/g, '&');
+
+/** The phrases the page lists under "<app> will be able to:", HTML-decoded. */
+const grantedPhrases = (html: string): string[] =>
+  [.../<ul aria-labelledby="scopes-heading">([\s\S]*?)<\/ul>/.exec(html)?.[1]?.matchAll(/<li>([^<]*)<\/li>/g) ?? []].map((m) => (m[1] ?? '').replace(/&#39;/g, "'").replace(/&amp;/g, '&'));
 
 /** The href of the link whose text is `text`, HTML-decoded. */
 function linkTo(html: string, text: string): string | undefined {
@@ -117,7 +122,7 @@ describe('sign-up on (the default)', () => {
       expect(form.fields).toMatchObject({ ...query, prompt: 'create' });
       expect(form.fields.csrf_token).toMatch(/^\d+\.[A-Za-z0-9_-]{43}$/);
       // What the new account will be granted: a customer's scopes of the client's, never clients:manage.
-      expect(html).toContain('asks for: orders:read orders:write payments:write users:read users:write</p>');
+      expect(grantedPhrases(html)).toEqual(consentOf('orders:read orders:write payments:write users:read users:write'));
       // And back to the sign-in form of the same request.
       const back = new URL(linkTo(html, 'Sign in') ?? '', `${server.base}/oauth/authorize`);
       expect(Object.fromEntries(back.searchParams)).toEqual(query);
@@ -145,6 +150,26 @@ describe('sign-up on (the default)', () => {
       const html = await response.text();
       expect(html).not.toContain('<script>');
       expect(html).toContain('value="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#39;&amp;"');
+    });
+
+    it('both forms say in plain words what the app will be able to do, one phrase per granted scope, never a scope name (regression: "asks for: orders:read orders:write ...")', async () => {
+      const { query } = await codeFlowStart(app.client, { scope: 'orders:read payments:write' });
+      for (const form of [await getSignUpForm(server, query), await getForm(server.base, query)]) {
+        expect(form.html).toContain('<p id="scopes-heading">Shop &lt;b&gt;&quot;App&quot;&lt;/b&gt; will be able to:</p>');
+        expect(grantedPhrases(form.html)).toEqual([
+          'See orders with their payments and shipments (your own, or every order if you are staff)',
+          'Pay for orders, and refund payments if you are staff',
+        ]);
+        // Nowhere in what the page shows (the request's own parameters are in hidden fields and links).
+        expect(form.html.replace(/<[^>]*>/g, '')).not.toMatch(/orders:read|payments:write/);
+      }
+    });
+
+    it('every declared scope has its own plain phrase, which names no scope', () => {
+      const phrases = consentOf(SCOPES.join(' '));
+      expect(phrases).toHaveLength(SCOPES.length);
+      expect(new Set(phrases).size).toBe(SCOPES.length);
+      for (const phrase of phrases) expect(phrase).not.toMatch(/\b[a-z_]+:[a-z_]+\b/);
     });
 
     it('a scope that is not the client\'s is sent back to the client, as for the sign-in form', async () => {

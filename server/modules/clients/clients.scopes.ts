@@ -5,7 +5,7 @@
 import { declareScopes } from '../../auth/scopes.ts';
 
 export const clientScopes = declareScopes({
-  'clients:manage': { description: 'Register, list and remove OAuth clients (admins).', customers: false },
+  'clients:manage': { description: 'Register, list and remove OAuth clients (admins).', consent: 'Register and remove the apps that may sign in to this service', customers: false },
 });
 
 declare module '../../auth/scopes.ts' {

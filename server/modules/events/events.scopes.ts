@@ -5,7 +5,7 @@
 import { declareScopes } from '../../auth/scopes.ts';
 
 export const eventScopes = declareScopes({
-  'events:read': { description: "Read every event (admins); an order's own events need only `orders:read`.", customers: false },
+  'events:read': { description: "Read every event (admins); an order's own events need only `orders:read`.", consent: 'Read the record of every change in the shop: orders, payments, products and accounts', customers: false },
 });
 
 declare module '../../auth/scopes.ts' {

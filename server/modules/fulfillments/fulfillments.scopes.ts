@@ -5,7 +5,7 @@
 import { declareScopes } from '../../auth/scopes.ts';
 
 export const fulfillmentScopes = declareScopes({
-  'fulfillments:write': { description: 'Send paid orders to fulfillment and record shipments.', customers: false },
+  'fulfillments:write': { description: 'Send paid orders to fulfillment and record shipments.', consent: 'Send paid orders to be packed and record their shipments', customers: false },
 });
 
 declare module '../../auth/scopes.ts' {

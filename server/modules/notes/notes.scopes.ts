@@ -5,7 +5,7 @@
 import { declareScopes } from '../../auth/scopes.ts';
 
 export const noteScopes = declareScopes({
-  'notes:manage': { description: "Read and write staff notes on orders (admins and service clients; never shown to the order's customer).", customers: false },
+  'notes:manage': { description: "Read and write staff notes on orders (admins and service clients; never shown to the order's customer).", consent: 'Read and write staff notes on orders', customers: false },
 });
 
 declare module '../../auth/scopes.ts' {

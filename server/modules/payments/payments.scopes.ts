@@ -5,7 +5,7 @@
 import { declareScopes } from '../../auth/scopes.ts';
 
 export const paymentScopes = declareScopes({
-  'payments:write': { description: 'Pay confirmed orders; refund payments (admins and service clients).', customers: true },
+  'payments:write': { description: 'Pay confirmed orders; refund payments (admins and service clients).', consent: 'Pay for orders, and refund payments if you are staff', customers: true },
 });
 
 declare module '../../auth/scopes.ts' {

@@ -5,7 +5,7 @@
 import { declareScopes } from '../../auth/scopes.ts';
 
 export const productScopes = declareScopes({
-  'products:write': { description: 'Create, replace and archive products.', customers: false },
+  'products:write': { description: 'Create, replace and archive products.', consent: 'Add, change and remove products in the catalogue', customers: false },
 });
 
 declare module '../../auth/scopes.ts' {

@@ -5,8 +5,8 @@
 import { declareScopes } from '../../auth/scopes.ts';
 
 export const userScopes = declareScopes({
-  'users:read': { description: 'Read users (customers: themselves).', customers: true },
-  'users:write': { description: 'Change and delete users (customers: themselves).', customers: true },
+  'users:read': { description: 'Read users (customers: themselves).', consent: "See your name and email address (every account's if you are staff)", customers: true },
+  'users:write': { description: 'Change and delete users (customers: themselves).', consent: 'Change your name, email address and password, or delete your account (any account if you are staff)', customers: true },
 });
 
 declare module '../../auth/scopes.ts' {

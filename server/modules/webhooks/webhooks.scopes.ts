@@ -5,7 +5,7 @@
 import { declareScopes } from '../../auth/scopes.ts';
 
 export const webhookScopes = declareScopes({
-  'webhooks:manage': { description: 'Add, change and remove webhook endpoints, rotate their secrets, read and retry their deliveries (admins).', customers: false },
+  'webhooks:manage': { description: 'Add, change and remove webhook endpoints, rotate their secrets, read and retry their deliveries (admins).', consent: "Choose where the shop's changes are sent, and see and resend those deliveries", customers: false },
 });
 
 declare module '../../auth/scopes.ts' {
