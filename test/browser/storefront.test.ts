@@ -12,9 +12,13 @@
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SAMPLE_PRODUCTS, STOREFRONT } from '../../scripts/examples.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildExample, SAMPLE_PRODUCTS, STOREFRONT } from '../../scripts/examples.ts';
 import { TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
-import { browserTestsRun as runs, expectAccessible, openExample, WAIT, watch, type ExampleUnderTest } from '../helpers/browser.ts';
+import { browserTestsRun as runs, expectAccessible, openExample, serveStatic, WAIT, watch, type ExampleUnderTest } from '../helpers/browser.ts';
+import { freePort } from '../helpers/ports.ts';
 
 let example: ExampleUnderTest;
 let shopOrigin: string;
@@ -33,6 +37,9 @@ afterAll(async () => {
 });
 
 const statusOf = (page: Page) => page.locator('[data-status]').getAttribute('data-status');
+
+/** How the shop writes a moment on every page (examples/storefront/src/dates.ts): "3 May 2026, 14:05". */
+const ONE_DATE_FORMAT = /^\d{1,2} [A-Z][a-z]{2,3} \d{4}, \d{2}:\d{2}$/;
 
 describe.skipIf(!runs)('the storefront in chromium', () => {
   // One tab for the shopper of the first two tests: the sign-in lives in the tab's sessionStorage.
@@ -123,37 +130,93 @@ describe.skipIf(!runs)('the storefront in chromium', () => {
     });
     expect(shipped.statusCode).toBe(201);
     await expect.poll(() => statusOf(page), WAIT).toBe('shipped');
+    // The shopper sees how it travels (regression: the tracking number was never shown).
+    await expect.poll(() => page.locator('.shipments').textContent(), WAIT).toContain('Sent with UPS');
+    expect(await page.locator('.shipments .tracking').textContent()).toBe('1Z999AA10123456784');
+    // One way of writing a moment on every page (regression: "5/3/2026, 2:05:00 PM" here, "May 3, 2026" in the list).
+    const paidAt = ((await page.locator('.payments li').textContent()) ?? '').replace(/^.* on /, '');
+    expect(paidAt).toMatch(ONE_DATE_FORMAT);
+    await expectAccessible(page, 'order (shipped)');
 
     // The order history lists it.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Your orders' }).click();
     await page.getByRole('link', { name: `Order #${orderId}` }).waitFor(WAIT);
     expect(await page.getByRole('row').filter({ hasText: `Order #${orderId}` }).textContent()).toContain('Shipped');
+    expect(await page.getByRole('row').filter({ hasText: `Order #${orderId}` }).getByRole('cell').first().textContent()).toMatch(ONE_DATE_FORMAT);
     await expectAccessible(page, 'orders');
     expect(problems).toEqual([]);
   });
 
-  it('shows problems as sentences a shopper understands, never the JSON: an unknown order, a quantity beyond the stock', { timeout: 120_000 }, async () => {
+  it('shows problems as sentences a shopper understands, never the JSON: an unknown order', { timeout: 120_000 }, async () => {
     await page.goto(`${shopOrigin}/orders/999999`);
     const alert = page.getByRole('alert');
     await alert.waitFor(WAIT);
     expect(await alert.textContent()).toContain("We couldn't find that.");
     expect(await alert.textContent()).not.toMatch(/[{}]|problems\//);
     await expectAccessible(page, 'order not found');
+    expect(problems).toEqual([]);
+  });
 
-    // More loaves than the shop has: confirming is refused with insufficient-stock, named by product.
+  it('a two-line delivery address places the order; a refused one shows the service\'s words beside the field (regression: 422 for a newline, then only "Please check the delivery address")', { timeout: 120_000 }, async () => {
+    await page.goto(shopOrigin);
+    await page.getByRole('button', { name: 'Add to cart: Wool socks, 3 pairs' }).click();
+    await page.getByRole('link', { name: 'Cart (1)' }).click();
+    const address = page.getByLabel('Delivery address');
+    // A bell (U+0007) is a control character the service still refuses: its message shows at the field.
+    await address.fill('1 Market Street\u0007');
+    await page.getByRole('button', { name: 'Place order' }).click();
+    await page.locator('#address-error').waitFor(WAIT);
+    expect(await page.locator('#address-error').textContent()).toBe('Must not contain control characters other than tab and line breaks.');
+    expect(await address.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByRole('alert').textContent()).toContain('Please check the delivery address.');
+    await expectAccessible(page, 'cart (address refused)');
+
+    await address.fill('Flat 2\n1 Market Street\nSpringfield');
+    await page.getByRole('button', { name: 'Place order' }).click();
+    await page.waitForURL(/\/orders\/\d+$/, WAIT);
+    await expect.poll(() => statusOf(page), WAIT).toBe('draft');
+    // Shown on the lines it was written on.
+    expect(await page.locator('.address').innerText()).toBe('Flat 2\n1 Market Street\nSpringfield');
+    await page.getByRole('button', { name: 'Confirm order' }).click();
+    await expect.poll(() => statusOf(page), WAIT).toBe('confirmed');
+    expect(problems).toEqual([]);
+  });
+
+  it('the cart caps a quantity at the stock, and a refusal for stock offers the change that fixes it (regression: 50 accepted with 8 in stock, then "Lower the quantity" with no quantity to lower)', { timeout: 120_000 }, async () => {
+    const products = await t.request({ method: 'GET', url: '/api/v1/products?limit=100', token: t.admin.token });
+    const bread = products.json<{ data: { id: number; sku: string; stock: number }[] }>().data.find((p) => p.sku === 'BOOK-BREAD');
+    if (bread === undefined) throw new Error('the sample products have no BOOK-BREAD');
+
     await page.goto(shopOrigin);
     await page.getByRole('button', { name: 'Add to cart: Bread at home' }).click();
     await page.getByRole('link', { name: 'Cart (1)' }).click();
-    await page.getByLabel('Quantity of Bread at home').fill('9');
+    const quantity = page.getByLabel('Quantity of Bread at home');
+    await quantity.fill('50');
+    await expect.poll(() => quantity.inputValue(), WAIT).toBe(String(bread.stock));
+    expect(await page.getByRole('status').filter({ hasText: 'in stock' }).textContent()).toBe(`Only ${bread.stock} Bread at home in stock: your cart now holds ${bread.stock}.`);
+    expect(await page.getByRole('link', { name: `Cart (${bread.stock})` }).count()).toBe(1);
     await page.getByLabel('Delivery address').fill('1 Market Street, Springfield');
     await page.getByRole('button', { name: 'Place order' }).click();
     await page.waitForURL(/\/orders\/\d+$/, WAIT);
+    await expect.poll(() => page.getByRole('rowheader').allTextContents(), WAIT).toEqual(['Bread at home']);
+
+    // Meanwhile others bought some: confirming is refused, and the refusal says what to do.
+    const lowered = await t.request({ method: 'PATCH', url: `/api/v1/products/${bread.id}`, token: t.admin.token, headers: { 'content-type': 'application/merge-patch+json' }, payload: JSON.stringify({ stock: 3 }) });
+    expect(lowered.statusCode, lowered.body).toBe(200);
     await page.getByRole('button', { name: 'Confirm order' }).click();
     await page.getByRole('alert').waitFor(WAIT);
     const refusal = (await page.getByRole('alert').textContent()) ?? '';
     expect(refusal).toContain("Sorry, we don't have enough Bread at home in stock.");
     expect(refusal).toMatch(/Reference: \S+/);
     expect(await statusOf(page)).toBe('draft');
+    const shortage = page.getByRole('list', { name: 'Items short of stock' });
+    await expect.poll(() => shortage.textContent(), WAIT).toContain(`Bread at home: ${bread.stock} in this order, 3 in stock.`);
+    await expectAccessible(page, 'order (short of stock)');
+    await shortage.getByRole('button', { name: 'Order 3 instead' }).click();
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'Bread at home' }).getByRole('cell').first().textContent(), WAIT).toBe('3');
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await page.getByRole('button', { name: 'Confirm order' }).click();
+    await expect.poll(() => statusOf(page), WAIT).toBe('confirmed');
     expect(problems).toEqual([]);
   });
 
@@ -180,5 +243,32 @@ describe.skipIf(!runs)('the storefront in chromium', () => {
 
   it('compiles under strict TypeScript (exactOptionalPropertyTypes) against the packed package alone', { timeout: 180_000 }, async () => {
     expect(await example.typecheck).toBe('');
+  });
+});
+
+describe.skipIf(!runs)('the storefront without its service', () => {
+  it('a page that cannot reach the service says so, naming its URL, and so does "Sign in" (regression: a blank page, and a button that did nothing on screen)', { timeout: 180_000 }, async () => {
+    // The same app built against a port nothing listens on.
+    const work = mkdtempSync(join(tmpdir(), 'storefront-unreachable-'));
+    const served = await serveStatic(join(work, 'dist'));
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const context = await browser.newContext();
+    try {
+      await buildExample(STOREFRONT, join(work, 'dist'), { serviceUrl: closed, clientId: 'storefront' });
+      const page = await context.newPage();
+      await page.goto(served.origin);
+      const alert = page.getByRole('alert');
+      await alert.waitFor(WAIT);
+      const expected = `Cannot reach the order service at ${closed}: is it running, and does its CORS_ORIGINS include this page's origin (${served.origin})?`;
+      expect(await alert.textContent()).toContain(expected);
+      await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+      await expect.poll(() => page.getByRole('alert').count(), WAIT).toBe(2);
+      expect(await page.getByRole('alert').first().textContent()).toContain(expected);
+      await expectAccessible(page, 'products (service unreachable)');
+    } finally {
+      await context.close();
+      served.close();
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 });

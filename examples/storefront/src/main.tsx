@@ -1,13 +1,13 @@
 import { render } from 'preact';
 import { useCart } from './cart.ts';
-import { Link, PageTitle } from './components.tsx';
+import { ErrorMessage, Link, PageTitle } from './components.tsx';
 import { Callback } from './pages/Callback.tsx';
 import { Cart } from './pages/Cart.tsx';
 import { OrderPage } from './pages/Order.tsx';
 import { Orders } from './pages/Orders.tsx';
 import { Products } from './pages/Products.tsx';
 import { usePath } from './router.ts';
-import { signIn, signOut, useSignedIn } from './session.ts';
+import { signIn, signOut, useSignedIn, useSignInFailure } from './session.ts';
 import './styles.css';
 
 function Page({ path }: { path: string }) {
@@ -31,6 +31,7 @@ function App() {
   const path = usePath();
   const signedIn = useSignedIn();
   const items = useCart().reduce((sum, line) => sum + line.quantity, 0);
+  const signInFailure = useSignInFailure();
   return (
     <>
       <header class="site">
@@ -60,6 +61,7 @@ function App() {
         </div>
       </header>
       <main>
+        <ErrorMessage error={signInFailure} />
         <Page path={path} />
       </main>
     </>

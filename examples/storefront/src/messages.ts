@@ -4,6 +4,7 @@
  * problem's `request_id` is shown as a reference the shop's support can look up.
  */
 import { isProblem, SignInError, TokenRefreshError, type ProblemSlug } from '@order-service/client';
+import { serviceUrl } from './session.ts';
 
 /** What a field of the service's inputs is, in the shopper's words. */
 const FIELDS: Record<string, string> = {
@@ -56,10 +57,42 @@ export interface Explained {
   signIn?: boolean;
 }
 
+/**
+ * What the service said about one field of a refused input (a 422's `errors[].message`), as a
+ * sentence to show beside that field: the shopper sees why, not only which field.
+ */
+export function fieldMessages(error: unknown, field: string): string[] {
+  if (!isProblem(error, 'validation-error')) return [];
+  return (error.problem.errors ?? [])
+    .filter((e) => e.field === field)
+    .map((e) => {
+      const sentence = e.message.charAt(0).toUpperCase() + e.message.slice(1);
+      return /[.!?]$/.test(sentence) ? sentence : `${sentence}.`;
+    });
+}
+
+/**
+ * Whether no answer came at all: `fetch` rejects with a TypeError when the service is down, the
+ * address is wrong or the browser withheld the answer (CORS), and the client keeps it as a cause.
+ */
+function noAnswer(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) if (e instanceof TypeError) return true;
+  return false;
+}
+
+/**
+ * The page's words when the service cannot be reached: where the app looked, and the two usual
+ * reasons (the service is not running; its CORS_ORIGINS does not allow this page's origin).
+ */
+const unreachable = (): Explained => ({
+  message: `Cannot reach the order service at ${serviceUrl}: is it running, and does its CORS_ORIGINS include this page's origin (${location.origin})?`,
+});
+
 /** Any error of a call or a sign-in, as a message for the page. */
 export function explain(error: unknown, context: { productName?: (id: number) => string | undefined } = {}): Explained {
   if (error instanceof TokenRefreshError) return { message: 'Your sign-in has ended. Please sign in again.', signIn: true };
   if (error instanceof SignInError) {
+    if (error.status === undefined && noAnswer(error)) return unreachable();
     if (error.error === 'access_denied') return { message: 'The sign-in was cancelled.' };
     if (error.error === 'invalid_request') return { message: 'This sign-in was already finished or has expired. Please sign in again.', signIn: true };
     return { message: "We couldn't sign you in. Please try again.", signIn: true };
@@ -73,7 +106,7 @@ export function explain(error: unknown, context: { productName?: (id: number) =>
     }
     if (isProblem(error, 'insufficient-stock')) {
       const names = error.problem.product_ids.map((id) => context.productName?.(id)).filter((name): name is string => name !== undefined);
-      if (names.length > 0) return withReference(`Sorry, we don't have enough ${names.join(' or ')} in stock. Lower the quantity or remove it, then try again.`);
+      if (names.length > 0) return withReference(`Sorry, we don't have enough ${names.join(' or ')} in stock. Change the order below, then confirm it again.`);
     }
     if (isProblem(error, 'invalid-state-transition')) {
       const current: OrderStatus = error.problem.current_status;
@@ -86,6 +119,7 @@ export function explain(error: unknown, context: { productName?: (id: number) =>
     return withReference(error.status >= 500 ? 'The shop is having trouble right now. Please try again in a moment.' : "That didn't work. Please check and try again.");
   }
   // The client's README: a network failure stays a plain TRPCClientError (no problem in it).
-  if (error instanceof Error && error.name === 'TRPCClientError') return { message: "We can't reach the shop right now. Check your connection and try again." };
+  if (error instanceof Error && error.name === 'TRPCClientError') return unreachable();
+  if (noAnswer(error)) return unreachable();
   return { message: 'Something went wrong. Please try again.' };
 }

@@ -57,11 +57,39 @@ export function useSignedIn(): boolean {
 
 const RETURN_KEY = 'storefront:return-to';
 
-/** To the service's sign-in page (or, with `create`, its "Create an account" page), back here after. */
+/** Why the last click on "Sign in" or "Create an account" went nowhere (the page shows it). */
+let signInFailure: unknown;
+const failureListeners = new Set<() => void>();
+const setSignInFailure = (error: unknown): void => {
+  signInFailure = error;
+  for (const listener of failureListeners) listener();
+};
+
+/** The last sign-in that could not start (the service unreachable...), or undefined; re-renders when it changes. */
+export function useSignInFailure(): unknown {
+  const [failure, setFailure] = useState<unknown>(() => signInFailure);
+  useEffect(() => {
+    const listener = () => setFailure(() => signInFailure);
+    failureListeners.add(listener);
+    return () => void failureListeners.delete(listener);
+  }, []);
+  return failure;
+}
+
+/**
+ * To the service's sign-in page (or, with `create`, its "Create an account" page), back here after.
+ * Starting needs the service's metadata: when that fails, the failure is kept for the page to show
+ * (a button that does nothing on screen tells the shopper nothing).
+ */
 export async function signIn(options: { create?: boolean } = {}): Promise<void> {
   sessionStorage.setItem(RETURN_KEY, location.pathname + location.search);
-  const url = await startSignIn({ url: serviceUrl, clientId, redirectUri, ...(options.create ? { prompt: 'create' as const } : {}) });
-  location.assign(url);
+  setSignInFailure(undefined);
+  try {
+    const url = await startSignIn({ url: serviceUrl, clientId, redirectUri, ...(options.create ? { prompt: 'create' as const } : {}) });
+    location.assign(url);
+  } catch (error) {
+    setSignInFailure(error);
+  }
 }
 
 let finishing: Promise<string> | undefined;

@@ -3,15 +3,17 @@
  * payments. The status is live: the order's events arrive over server-sent events
  * (`orders.onChange`), and the page reads the order again on each.
  */
-import { idempotent, type RouterOutputs } from '@order-service/client';
+import { idempotent, isProblem, type RouterOutputs } from '@order-service/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ErrorMessage, Link, Loading, PageTitle } from '../components.tsx';
+import { formatTime } from '../dates.ts';
 import { STATUS_LABELS, type OrderStatus } from '../messages.ts';
 import { formatMoney } from '../money.ts';
 import { client } from '../session.ts';
 
 type Order = RouterOutputs['orders']['get'];
 type Payment = RouterOutputs['payments']['list']['data'][number];
+type Fulfillment = RouterOutputs['fulfillments']['list']['data'][number];
 type Method = RouterOutputs['payments']['get']['method'];
 
 const DONE: readonly OrderStatus[] = ['completed', 'cancelled', 'refunded'];
@@ -55,6 +57,7 @@ export function OrderPage({ id }: { id: number }) {
   const [order, setOrder] = useState<Order | undefined>();
   const [names, setNames] = useState<Map<number, string>>(new Map());
   const [payments, setPayments] = useState<Payment[]>([]);
+  const [fulfillments, setFulfillments] = useState<Fulfillment[]>([]);
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState<'confirm' | 'pay' | 'cancel' | undefined>();
   const [method, setMethod] = useState<Method>('card');
@@ -62,9 +65,14 @@ export function OrderPage({ id }: { id: number }) {
   const inFlight = useRef(false);
 
   const load = async (): Promise<Order> => {
-    const [fresh, paid] = await Promise.all([client.orders.get.query({ id }), client.payments.list.query({ order_id: id })]);
+    const [fresh, paid, shipped] = await Promise.all([
+      client.orders.get.query({ id }),
+      client.payments.list.query({ order_id: id }),
+      client.fulfillments.list.query({ id }),
+    ]);
     setOrder(fresh);
     setPayments(paid.data);
+    setFulfillments(shipped.data);
     return fresh;
   };
 
@@ -152,6 +160,27 @@ export function OrderPage({ id }: { id: number }) {
         </p>
       </section>
       <ErrorMessage error={error} productName={productName} />
+      {isProblem(error, 'insufficient-stock') && order._links.confirm && (
+        <StockShortage
+          order={order}
+          productIds={error.problem.product_ids}
+          productName={productName}
+          busy={busy !== undefined}
+          onChange={async (items) => {
+            // Lines change only in draft (docs/api.md#orders): the shopper fixes them here, then confirms again.
+            if (inFlight.current) return;
+            inFlight.current = true;
+            try {
+              setOrder(await client.orders.patch.mutate({ id, format: 'merge-patch', document: { items } }));
+              setError(undefined);
+            } catch (e) {
+              setError(e);
+            } finally {
+              inFlight.current = false;
+            }
+          }}
+        />
+      )}
       <div class="actions">
         {order._links.confirm && (
           <button type="button" disabled={busy !== undefined} onClick={() => void act('confirm')}>
@@ -213,6 +242,20 @@ export function OrderPage({ id }: { id: number }) {
       </p>
       <h2>Delivery address</h2>
       <p class="address">{order.address ?? 'None yet'}</p>
+      {fulfillments.some((f) => f.tracking_number !== null) && (
+        <>
+          <h2>Shipping</h2>
+          <ul class="shipments">
+            {fulfillments.flatMap((f) =>
+              f.tracking_number === null ? [] : [
+                <li key={f.id}>
+                  Sent with {f.carrier ?? 'the carrier'} on {formatTime(f.updated_at)}: tracking number <strong class="tracking">{f.tracking_number}</strong>
+                </li>,
+              ],
+            )}
+          </ul>
+        </>
+      )}
       {payments.length > 0 && (
         <>
           <h2>Payments</h2>
@@ -220,7 +263,7 @@ export function OrderPage({ id }: { id: number }) {
             {payments.map((payment) => (
               <li key={payment.id}>
                 {formatMoney(payment.amount, payment.currency)} by {METHODS.find((m) => m.value === payment.method)?.label ?? payment.method} on{' '}
-                {new Date(payment.created_at).toLocaleString('en-US')}
+                {formatTime(payment.created_at)}
               </li>
             ))}
           </ul>
@@ -230,5 +273,64 @@ export function OrderPage({ id }: { id: number }) {
         <Link href="/orders">All your orders</Link>
       </p>
     </>
+  );
+}
+
+/**
+ * Where a confirmation was refused for stock (409 `insufficient-stock` names the products): each
+ * short line with what the shop has now, and the change that fixes it (order what is left, or
+ * remove the line), right where the refusal is shown.
+ */
+function StockShortage({
+  order,
+  productIds,
+  productName,
+  busy,
+  onChange,
+}: {
+  order: Order;
+  productIds: readonly number[];
+  productName: (id: number) => string | undefined;
+  busy: boolean;
+  onChange: (items: { product_id: number; quantity: number }[]) => Promise<void>;
+}) {
+  const [stock, setStock] = useState<Map<number, number>>(new Map());
+  useEffect(() => {
+    let current = true;
+    void Promise.all(productIds.map((pid) => client.products.get.query({ id: pid }).catch(() => undefined))).then((products) => {
+      if (current) setStock(new Map(products.flatMap((p) => (p ? [[p.id, p.stock] as const] : []))));
+    });
+    return () => {
+      current = false;
+    };
+  }, [productIds.join(',')]);
+
+  const change = (productId: number, quantity: number) =>
+    onChange(order.items.flatMap((item) => (item.product_id !== productId ? [{ product_id: item.product_id, quantity: item.quantity }] : quantity > 0 ? [{ product_id: productId, quantity }] : [])));
+
+  return (
+    <ul class="shortages" aria-label="Items short of stock">
+      {order.items
+        .filter((item) => productIds.includes(item.product_id))
+        .map((item) => {
+          const name = productName(item.product_id) ?? `Product #${item.product_id}`;
+          const left = stock.get(item.product_id);
+          return (
+            <li key={item.product_id}>
+              {name}: {item.quantity} in this order, {left === undefined ? 'checking the stock…' : left > 0 ? `${left} in stock` : 'none left'}.{' '}
+              {left !== undefined && left > 0 && left < item.quantity && (
+                <button type="button" disabled={busy} onClick={() => void change(item.product_id, left)}>
+                  Order {left} instead
+                </button>
+              )}{' '}
+              {left !== undefined && order.items.length > 1 && (
+                <button type="button" class="secondary" disabled={busy} onClick={() => void change(item.product_id, 0)}>
+                  Remove {name}
+                </button>
+              )}
+            </li>
+          );
+        })}
+    </ul>
   );
 }

@@ -2,6 +2,7 @@
 import type { RouterOutputs } from '@order-service/client';
 import { useEffect, useState } from 'preact/hooks';
 import { ErrorMessage, Link, Loading, PageTitle } from '../components.tsx';
+import { formatTime } from '../dates.ts';
 import { STATUS_LABELS } from '../messages.ts';
 import { formatMoney } from '../money.ts';
 import { client, signIn, useSignedIn } from '../session.ts';
@@ -74,7 +75,7 @@ export function Orders() {
                 <th scope="row">
                   <Link href={`/orders/${order.id}`}>Order #{order.id}</Link>
                 </th>
-                <td>{new Date(order.created_at).toLocaleDateString('en-US', { dateStyle: 'medium' })}</td>
+                <td>{formatTime(order.created_at)}</td>
                 <td>
                   <span class={`badge badge-${order.status}`}>{STATUS_LABELS[order.status]}</span>
                 </td>

@@ -69,7 +69,7 @@ export function Products() {
   };
 
   const add = (product: Product) => {
-    addToCart({ product_id: product.id, name: product.name, price: product.price, currency: product.currency });
+    addToCart({ product_id: product.id, name: product.name, price: product.price, currency: product.currency, stock: product.stock });
     setAdded(`Added ${product.name} to your cart.`);
   };
 
