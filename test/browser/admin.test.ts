@@ -9,11 +9,15 @@
  * customer who signs in gets no admin rights. axe-core finds no serious or critical violation on
  * any page.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_CONSOLE } from '../../scripts/examples.ts';
+import { ADMIN_CONSOLE, buildExample } from '../../scripts/examples.ts';
 import { TEST_PASSWORD, type TestApp, type TestUser } from '../helpers/app.ts';
-import { browserTestsRun as runs, expectAccessible, openExample, WAIT, watch, type ExampleUnderTest } from '../helpers/browser.ts';
+import { browserTestsRun as runs, expectAccessible, openExample, serveStatic, WAIT, watch, type ExampleUnderTest } from '../helpers/browser.ts';
+import { freePort } from '../helpers/ports.ts';
 
 let example: ExampleUnderTest;
 let origin: string;
@@ -101,9 +105,19 @@ describe.skipIf(!runs)('the admin console in chromium', () => {
     await page.getByLabel('Status').selectOption('draft');
     await expect.poll(() => page.getByRole('rowheader').allTextContents(), WAIT).toEqual([`Order #${draftId}`]);
     await page.getByLabel('Status').selectOption('');
+
+    // Customers by name and email, linked to their orders (regression: "#2").
+    const row = page.getByRole('row').filter({ hasText: `Order #${order.id}` });
+    await expect.poll(() => row.getByRole('cell').first().textContent(), WAIT).toBe(`${customer.name} ${customer.email}`);
+    expect(await row.getByRole('link', { name: customer.email }).getAttribute('href')).toBe(`mailto:${customer.email}`);
+    await row.getByRole('link', { name: customer.name }).click();
+    await page.waitForURL(`${origin}/?customer_id=${customer.id}`, WAIT);
+    await expect.poll(() => page.getByRole('rowheader').allTextContents(), WAIT).toEqual([`Order #${draftId}`, `Order #${order.id}`]);
+    await expectAccessible(page, 'orders of a customer');
     await page.getByRole('link', { name: `Order #${order.id}` }).click();
 
     await page.getByRole('heading', { level: 1, name: `Order #${order.id}` }).waitFor(WAIT);
+    await expect.poll(() => page.getByRole('main').getByRole('link', { name: customer.name }).count(), WAIT).toBe(1);
     await page.getByRole('button', { name: 'Send to fulfillment' }).waitFor(WAIT);
     // The lines show `Product #<id>` until the catalogue's names arrive.
     await expect.poll(() => page.locator('tbody').getByRole('rowheader').allTextContents(), WAIT).toEqual(products.slice(0, 2).map((p) => p.name));
@@ -122,8 +136,12 @@ describe.skipIf(!runs)('the admin console in chromium', () => {
     const fulfillments = await t.request({ method: 'GET', url: `/api/v1/orders/${order.id}/fulfillments`, token: t.admin.token });
     expect(fulfillments.json<{ data: { status: string; carrier: string }[] }>().data.map((f) => [f.status, f.carrier])).toEqual([['shipped', 'UPS']]);
 
-    // A partial refund, double-clicked: one refund.
-    await page.getByLabel(/^Refund/).fill('1000');
+    // A partial refund, double-clicked: one refund. Typed in dollars, as the page shows money
+    // (regression: "Refund (minor units, at most 5100)" beside "$51.00").
+    const refundLabel = (await page.locator('label').filter({ has: page.getByLabel(/^Refund/) }).textContent()) ?? '';
+    expect(refundLabel).toBe(`Refund (USD, at most $${(order.total / 100).toFixed(2)})`);
+    expect(await page.getByLabel(/^Refund/).inputValue()).toBe((order.total / 100).toFixed(2));
+    await page.getByLabel(/^Refund/).fill('10.00');
     await page.getByLabel('Reason').selectOption('requested_by_customer');
     await page.getByRole('button', { name: 'Refund', exact: true }).dblclick();
     await expect.poll(() => notice(page), WAIT).toBe('Refunded.');
@@ -137,7 +155,7 @@ describe.skipIf(!runs)('the admin console in chromium', () => {
 
     // A refund of more than remains: the service's problem, shown with the field and the request id.
     await page.getByLabel(/^Refund/).evaluate((input) => input.removeAttribute('max'));
-    await page.getByLabel(/^Refund/).fill(String(order.total));
+    await page.getByLabel(/^Refund/).fill((order.total / 100).toFixed(2));
     await page.getByRole('button', { name: 'Refund', exact: true }).click();
     const alert = page.getByRole('alert');
     await alert.waitFor(WAIT);
@@ -153,7 +171,7 @@ describe.skipIf(!runs)('the admin console in chromium', () => {
     await page.getByLabel('SKU').fill('LAMP-DESK');
     await page.getByLabel('Name').fill('Desk lamp');
     await page.getByLabel('Category').fill('home');
-    await page.getByLabel('Price (minor units)').fill('4500');
+    await page.getByLabel('Price (USD)').fill('45.00');
     await page.getByLabel('Stock').fill('7');
     await page.getByRole('button', { name: 'Add product' }).click();
     await expect.poll(() => notice(page), WAIT).toBe('Added Desk lamp.');
@@ -167,7 +185,9 @@ describe.skipIf(!runs)('the admin console in chromium', () => {
     expect(tagged.statusCode, tagged.body).toBe(200);
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Desk lamp' }).waitFor(WAIT);
-    await page.getByLabel('Price (minor units)').fill('3900');
+    // The price as the page shows it, in dollars, and changed in dollars (regression: 4500 in cents).
+    expect(await page.getByLabel('Price (USD)').inputValue()).toBe('45.00');
+    await page.getByLabel('Price (USD)').fill('39');
     await page.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => notice(page), WAIT).toBe('Saved.');
     expect((await t.request({ method: 'GET', url: `/api/v1/products/${id}` })).json<{ price: number; metadata: unknown }>()).toMatchObject({ price: 3900, metadata: { erp_id: 'ERP-7' } });
@@ -227,5 +247,30 @@ describe.skipIf(!runs)('the admin console in chromium', () => {
 
   it('compiles under strict TypeScript (exactOptionalPropertyTypes) against the packed package alone', { timeout: 180_000 }, async () => {
     expect(await example.typecheck).toBe('');
+  });
+});
+
+describe.skipIf(!runs)('the admin console without its service', () => {
+  it('"Sign in" that cannot reach the service says so on the page, naming its URL (regression: nothing on screen, a CORS error in the console only)', { timeout: 180_000 }, async () => {
+    // The same console built against a port nothing listens on.
+    const work = mkdtempSync(join(tmpdir(), 'admin-unreachable-'));
+    const served = await serveStatic(join(work, 'dist'));
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const context = await browser.newContext();
+    try {
+      await buildExample(ADMIN_CONSOLE, join(work, 'dist'), { serviceUrl: closed, clientId: 'admin-console' });
+      const page = await context.newPage();
+      await page.goto(served.origin);
+      await page.getByRole('heading', { level: 1, name: 'Order admin' }).waitFor(WAIT);
+      await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+      const alert = page.getByRole('alert');
+      await alert.waitFor(WAIT);
+      expect(await alert.textContent()).toBe(`Cannot reach the order service at ${closed}: is it running, and does its CORS_ORIGINS include this page's origin (${served.origin})?`);
+      await expectAccessible(page, 'signed out (service unreachable)');
+    } finally {
+      await context.close();
+      served.close();
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 });

@@ -69,7 +69,28 @@ export function Notice({ text }: { text: string }) {
   );
 }
 
-export const formatTime = (iso: string): string => new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
+/** The one way the console writes a moment, on every page: "3 May 2026, 14:05". */
+const TIME_FORMAT = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
+export const formatTime = (iso: string): string => TIME_FORMAT.format(new Date(iso));
+
+/** The customer as `expand=customer` gives it: null when the caller may not read that user. */
+export interface CustomerSummary {
+  name: string;
+  email: string;
+}
+
+/**
+ * A customer by name and email, not by number: the name opens their orders (`/?customer_id=`),
+ * the email writes to them. Before the user is read (or when it may not be), the number.
+ */
+export function CustomerLink({ id, customer }: { id: number; customer: CustomerSummary | null | undefined }) {
+  if (customer === null || customer === undefined) return <Link href={`/?customer_id=${id}`}>Customer #{id}</Link>;
+  return (
+    <>
+      <Link href={`/?customer_id=${id}`}>{customer.name}</Link> <a href={`mailto:${customer.email}`}>{customer.email}</a>
+    </>
+  );
+}
 
 /** A random idempotency key (getRandomValues: randomUUID needs a secure context, which plain-http loopback previews are not). */
 export const newKey = (): string => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');

@@ -1,12 +1,12 @@
 import { render } from 'preact';
-import { Link, PageTitle } from './components.tsx';
+import { ErrorMessage, Link, PageTitle } from './components.tsx';
 import { Callback } from './pages/Callback.tsx';
 import { Clients } from './pages/Clients.tsx';
 import { OrderPage } from './pages/Order.tsx';
 import { Orders } from './pages/Orders.tsx';
 import { ProductPage, Products } from './pages/Products.tsx';
 import { useLocation } from './router.ts';
-import { signIn, signOut, useSignedIn } from './session.ts';
+import { signIn, signOut, useSignedIn, useSignInFailure } from './session.ts';
 import './styles.css';
 
 function Page({ path, search }: { path: string; search: string }) {
@@ -30,6 +30,7 @@ function Page({ path, search }: { path: string; search: string }) {
 function App() {
   const { path, search } = useLocation();
   const signedIn = useSignedIn();
+  const signInFailure = useSignInFailure();
   return (
     <>
       <header class="site">
@@ -56,6 +57,7 @@ function App() {
         </div>
       </header>
       <main>
+        <ErrorMessage error={signInFailure} />
         {path === '/callback' ? (
           <Callback />
         ) : signedIn ? (

@@ -55,9 +55,38 @@ export function useSignedIn(): boolean {
 
 const RETURN_KEY = 'admin:return-to';
 
+/** Why the last click on "Sign in" went nowhere (the page shows it). */
+let signInFailure: unknown;
+const failureListeners = new Set<() => void>();
+const setSignInFailure = (error: unknown): void => {
+  signInFailure = error;
+  for (const listener of failureListeners) listener();
+};
+
+/** The last sign-in that could not start (the service unreachable...), or undefined; re-renders when it changes. */
+export function useSignInFailure(): unknown {
+  const [failure, setFailure] = useState<unknown>(() => signInFailure);
+  useEffect(() => {
+    const listener = () => setFailure(() => signInFailure);
+    failureListeners.add(listener);
+    return () => void failureListeners.delete(listener);
+  }, []);
+  return failure;
+}
+
+/**
+ * To the service's sign-in page, back here after. Starting needs the service's metadata: when that
+ * fails (the service down, or this origin missing from its CORS_ORIGINS), the failure is kept for
+ * the page to show, rather than a button that does nothing on screen.
+ */
 export async function signIn(): Promise<void> {
   sessionStorage.setItem(RETURN_KEY, location.pathname + location.search);
-  location.assign(await startSignIn({ url: serviceUrl, clientId, redirectUri, scope: ADMIN_SCOPES }));
+  setSignInFailure(undefined);
+  try {
+    location.assign(await startSignIn({ url: serviceUrl, clientId, redirectUri, scope: ADMIN_SCOPES }));
+  } catch (error) {
+    setSignInFailure(error);
+  }
 }
 
 let finishing: Promise<string> | undefined;

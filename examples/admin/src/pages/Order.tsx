@@ -6,8 +6,8 @@
  */
 import { idempotent, isProblem, type RouterOutputs } from '@order-service/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ErrorMessage, formatTime, Link, Loading, newKey, Notice, PageTitle, StatusBadge } from '../components.tsx';
-import { formatMoney } from '../money.ts';
+import { CustomerLink, ErrorMessage, formatTime, Link, Loading, newKey, Notice, PageTitle, StatusBadge } from '../components.tsx';
+import { formatMoney, inputStep, toMajorInput, toMinor } from '../money.ts';
 import { client } from '../session.ts';
 
 type Order = RouterOutputs['orders']['get'];
@@ -32,7 +32,7 @@ export function OrderPage({ id }: { id: number }) {
 
   const load = async () => {
     const [fresh, paid, shipped] = await Promise.all([
-      client.orders.get.query({ id }),
+      client.orders.get.query({ id, expand: ['customer'] }),
       client.payments.list.query({ order_id: id }),
       client.fulfillments.list.query({ id }),
     ]);
@@ -93,7 +93,7 @@ export function OrderPage({ id }: { id: number }) {
     <>
       <PageTitle>Order #{order.id}</PageTitle>
       <p>
-        <StatusBadge status={order.status} /> · customer #{order.customer_id} · placed {formatTime(order.created_at)} · changed {formatTime(order.updated_at)}
+        <StatusBadge status={order.status} /> · customer <CustomerLink id={order.customer_id} customer={order.customer} /> · placed {formatTime(order.created_at)} · changed {formatTime(order.updated_at)}
       </p>
       <ErrorMessage error={error} />
       <Notice text={notice} />
@@ -170,7 +170,7 @@ export function OrderPage({ id }: { id: number }) {
           </tfoot>
         </table>
         <p>
-          <strong>Address:</strong> {order.address ?? 'none yet'}
+          <strong>Address:</strong> <span class="address">{order.address ?? 'none yet'}</span>
         </p>
       </section>
 
@@ -254,7 +254,9 @@ function RefundForm({
   onRefund: (amount: number, reason: Reason, restock: boolean, key: string) => Promise<Outcome>;
 }) {
   const remaining = payment.amount - payment.amount_refunded;
-  const [amount, setAmount] = useState(String(remaining));
+  // Typed in the currency's major unit, as the page shows money ("51.00", not 5100).
+  const [amount, setAmount] = useState(toMajorInput(remaining, payment.currency));
+  const [amountError, setAmountError] = useState('');
   const [reason, setReason] = useState<Reason>('requested_by_customer');
   const [restock, setRestock] = useState(false);
   // One key per refund until the service answers: a retry after a lost answer sends the same key,
@@ -265,15 +267,35 @@ function RefundForm({
       class="inline-form"
       onSubmit={(event) => {
         event.preventDefault();
-        void onRefund(Number(amount), reason, restock, key.current).then((outcome) => {
+        const minor = toMinor(amount, payment.currency);
+        if (minor === undefined) {
+          setAmountError(`Enter an amount in ${payment.currency} such as ${toMajorInput(remaining, payment.currency)}.`);
+          return;
+        }
+        setAmountError('');
+        void onRefund(minor, reason, restock, key.current).then((outcome) => {
           if (outcome === 'done' || outcome === 'refused') key.current = newKey();
         });
       }}
     >
       <label>
-        Refund (minor units, at most {remaining})
-        <input type="number" min={1} max={remaining} step={1} required value={amount} onInput={(e) => setAmount(e.currentTarget.value)} />
+        Refund ({payment.currency}, at most {formatMoney(remaining, payment.currency)})
+        <input
+          type="number"
+          min={inputStep(payment.currency)}
+          max={toMajorInput(remaining, payment.currency)}
+          step={inputStep(payment.currency)}
+          required
+          value={amount}
+          onInput={(e) => setAmount(e.currentTarget.value)}
+          {...(amountError === '' ? {} : { 'aria-invalid': true, 'aria-describedby': `refund-error-${payment.id}` })}
+        />
       </label>
+      {amountError !== '' && (
+        <p class="field-error" id={`refund-error-${payment.id}`}>
+          {amountError}
+        </p>
+      )}
       <label>
         Reason
         <select value={reason} onChange={(e) => setReason(e.currentTarget.value as Reason)}>

@@ -1,7 +1,11 @@
-/** Every order, newest first, filtered by status (kept in the address, so a filtered view can be shared). */
+/**
+ * Every order, newest first, filtered by status and customer (kept in the address, so a filtered
+ * view can be shared), each with its customer's name and email (`expand=customer`, read with the
+ * page, not one request per row).
+ */
 import type { RouterInputs, RouterOutputs } from '@order-service/client';
 import { useEffect, useState } from 'preact/hooks';
-import { ErrorMessage, formatTime, Link, Loading, PageTitle, StatusBadge } from '../components.tsx';
+import { CustomerLink, ErrorMessage, formatTime, Link, Loading, PageTitle, StatusBadge } from '../components.tsx';
 import { STATUSES } from '../messages.ts';
 import { formatMoney } from '../money.ts';
 import { navigate } from '../router.ts';
@@ -14,12 +18,26 @@ const PAGE = 25;
 const FILTERS = ['active', ...STATUSES] as const;
 
 export function Orders({ search }: { search: string }) {
-  const status = new URLSearchParams(search).get('status') ?? '';
+  const params = new URLSearchParams(search);
+  const status = params.get('status') ?? '';
+  const customerParam = params.get('customer_id') ?? '';
+  const customerId = /^[1-9]\d{0,9}$/.test(customerParam) ? Number(customerParam) : undefined;
+  /** The list's address for a status and a customer. */
+  const listHref = (nextStatus: string, nextCustomer: number | undefined): string => {
+    const query = new URLSearchParams({ ...(nextStatus === '' ? {} : { status: nextStatus }), ...(nextCustomer === undefined ? {} : { customer_id: String(nextCustomer) }) }).toString();
+    return query === '' ? '/' : `/?${query}`;
+  };
   const [orders, setOrders] = useState<Order[] | undefined>();
   const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState<unknown>();
 
-  const query = (cursor?: string): Query => ({ limit: PAGE, ...(status === '' ? {} : { status }), ...(cursor === undefined ? {} : { cursor }) });
+  const query = (cursor?: string): Query => ({
+    limit: PAGE,
+    expand: ['customer'],
+    ...(status === '' ? {} : { status }),
+    ...(customerId === undefined ? {} : { customer_id: customerId }),
+    ...(cursor === undefined ? {} : { cursor }),
+  });
 
   useEffect(() => {
     setOrders(undefined);
@@ -31,7 +49,7 @@ export function Orders({ search }: { search: string }) {
         setNext(page.next_cursor);
       })
       .catch((e: unknown) => setError(e));
-  }, [status]);
+  }, [status, customerId]);
 
   const more = async () => {
     if (next === null) return;
@@ -50,7 +68,7 @@ export function Orders({ search }: { search: string }) {
       <div class="filters">
         <label>
           Status
-          <select value={status} onChange={(event) => navigate(event.currentTarget.value === '' ? '/' : `/?status=${event.currentTarget.value}`)}>
+          <select value={status} onChange={(event) => navigate(listHref(event.currentTarget.value, customerId))}>
             <option value="">All</option>
             {FILTERS.map((s) => (
               <option key={s} value={s}>
@@ -60,6 +78,11 @@ export function Orders({ search }: { search: string }) {
           </select>
         </label>
       </div>
+      {customerId !== undefined && (
+        <p>
+          Orders of <CustomerLink id={customerId} customer={orders?.[0]?.customer} /> · <Link href={listHref(status, undefined)}>Every customer</Link>
+        </p>
+      )}
       <ErrorMessage error={error} />
       {orders === undefined && error === undefined && <Loading what="orders" />}
       {orders?.length === 0 && <p>No orders{status === '' ? '' : ` with status ${status}`}.</p>}
@@ -80,7 +103,9 @@ export function Orders({ search }: { search: string }) {
                 <th scope="row">
                   <Link href={`/orders/${order.id}`}>Order #{order.id}</Link>
                 </th>
-                <td>#{order.customer_id}</td>
+                <td>
+                  <CustomerLink id={order.customer_id} customer={order.customer} />
+                </td>
                 <td>{formatTime(order.created_at)}</td>
                 <td>
                   <StatusBadge status={order.status} />

@@ -5,7 +5,7 @@
 import type { RouterInputs, RouterOutputs } from '@order-service/client';
 import { useEffect, useState } from 'preact/hooks';
 import { ErrorMessage, Link, Loading, Notice, PageTitle } from '../components.tsx';
-import { formatMoney } from '../money.ts';
+import { formatMoney, inputStep, toMajorInput, toMinor } from '../money.ts';
 import { navigate } from '../router.ts';
 import { client } from '../session.ts';
 
@@ -156,7 +156,10 @@ function ProductForm({ initial, submitLabel, onSubmit }: { initial?: Product; su
   const [name, setName] = useState(initial?.name ?? '');
   const [description, setDescription] = useState(initial?.description ?? '');
   const [category, setCategory] = useState(initial?.category ?? '');
-  const [price, setPrice] = useState(String(initial?.price ?? ''));
+  const currency = initial?.currency ?? 'USD';
+  // Typed in the currency's major unit ("45.00"), as the page shows prices; sent in minor units.
+  const [price, setPrice] = useState(initial === undefined ? '' : toMajorInput(initial.price, currency));
+  const [priceError, setPriceError] = useState('');
   const [stock, setStock] = useState(String(initial?.stock ?? 0));
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
@@ -166,9 +169,15 @@ function ProductForm({ initial, submitLabel, onSubmit }: { initial?: Product; su
       onSubmit={(event) => {
         event.preventDefault();
         if (busy) return;
+        const minor = toMinor(price, currency);
+        if (minor === undefined) {
+          setPriceError(`Enter a price in ${currency} such as 12.50.`);
+          return;
+        }
+        setPriceError('');
         setBusy(true);
         setError(undefined);
-        onSubmit({ sku, name, description: description === '' ? null : description, category, price: Number(price), stock: Number(stock), currency: initial?.currency ?? 'USD' })
+        onSubmit({ sku, name, description: description === '' ? null : description, category, price: minor, stock: Number(stock), currency })
           .catch((e: unknown) => setError(e))
           .finally(() => setBusy(false));
       }}
@@ -191,9 +200,22 @@ function ProductForm({ initial, submitLabel, onSubmit }: { initial?: Product; su
         <input value={category} required maxLength={64} onInput={(e) => setCategory(e.currentTarget.value)} />
       </label>
       <label>
-        Price (minor units)
-        <input type="number" min={0} step={1} required value={price} onInput={(e) => setPrice(e.currentTarget.value)} />
+        Price ({currency})
+        <input
+          type="number"
+          min={0}
+          step={inputStep(currency)}
+          required
+          value={price}
+          onInput={(e) => setPrice(e.currentTarget.value)}
+          {...(priceError === '' ? {} : { 'aria-invalid': true, 'aria-describedby': 'price-error' })}
+        />
       </label>
+      {priceError !== '' && (
+        <p class="field-error" id="price-error">
+          {priceError}
+        </p>
+      )}
       <label>
         Stock
         <input type="number" min={0} step={1} required value={stock} onInput={(e) => setStock(e.currentTarget.value)} />
