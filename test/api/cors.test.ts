@@ -4,6 +4,7 @@ import { TokenService } from '../../server/auth/tokens.ts';
 import { buildApp } from '../../server/app.ts';
 import { createTestApp, TEST_JWT, type TestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
+import { expectProblem } from '../helpers/problems.ts';
 
 const SHOP = 'https://shop.example.com';
 let app: FastifyInstance;
@@ -61,5 +62,39 @@ describe('CORS lets configured browser origins call the API', () => {
     const options = await plain.request({ method: 'OPTIONS', url: '/api/v1/products' });
     expect(options.statusCode).toBe(204);
     expect(String(options.headers.allow)).toContain('POST');
+  });
+});
+
+/**
+ * Regression (issue 36 item 14): with CORS on, @fastify/cors answered every OPTIONS that was no
+ * preflight 400 `text/plain` "Invalid Preflight Request"; without CORS it is 204 with `Allow`
+ * (docs/api.md#http-refusals). A preflight carries both Origin and Access-Control-Request-Method.
+ */
+describe('with CORS on, an OPTIONS that is no preflight is answered as without CORS (204 with Allow)', () => {
+  const NOT_PREFLIGHTS: [string, Record<string, string>][] = [
+    ['no Origin nor Access-Control-Request-Method', {}],
+    ['an Origin without Access-Control-Request-Method', { origin: SHOP }],
+    ['Access-Control-Request-Method without an Origin', { 'access-control-request-method': 'POST' }],
+  ];
+
+  it.each(NOT_PREFLIGHTS)('%s: 204 with the same Allow as without CORS', async (_name, headers) => {
+    for (const url of ['/api/v1/products', '/api/v1/orders/1', '/api/health', '/oauth/token']) {
+      const res = await app.inject({ method: 'OPTIONS', url, headers });
+      const without = await plain.request({ method: 'OPTIONS', url, headers });
+      expect(without.statusCode, url).toBe(204);
+      expect(res.statusCode, `${url}: ${res.body}`).toBe(204);
+      expect(res.headers.allow, url).toBe(without.headers.allow);
+      expect(res.headers['access-control-allow-methods'], url).toBeUndefined();
+    }
+  });
+
+  it('an allowed Origin on it still gets its CORS headers, so a page can read the Allow', async () => {
+    const res = await app.inject({ method: 'OPTIONS', url: '/api/v1/products', headers: { origin: SHOP } });
+    expect(res.headers['access-control-allow-origin']).toBe(SHOP);
+    expect(String(res.headers['access-control-expose-headers']).toLowerCase()).toContain('allow');
+  });
+
+  it.each(NOT_PREFLIGHTS)('%s on an unknown path: 404 problem+json, as without CORS', async (_name, headers) => {
+    expectProblem(await app.inject({ method: 'OPTIONS', url: '/api/v1/nothing-here', headers }), 404, 'not-found');
   });
 });
