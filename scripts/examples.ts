@@ -1,17 +1,21 @@
 /**
  * The front-end examples (examples/storefront, examples/admin) against a service, in one command
- * each (`npm run example:storefront`, `npm run example:admin`). Each packs the client (`npm pack`
- * of client-sdk, which builds it) and installs the tarball into the example, as an app installs
- * the published package; starts the service on PGlite in memory (or uses the one
- * ORDER_SERVICE_URL names, with an admin's access token in TOKEN); registers the example's OAuth
- * client (public, PKCE, redirect URI of the dev server) through the service's admin API; adds a
- * few products if there are none; and serves the app with Vite's dev server.
+ * each (`npm run example:storefront`, `npm run example:admin`), or both on one service
+ * (`npm run demo`, scripts/demo.ts). Each packs the client from a copy of client-sdk (which it
+ * compiles; client-sdk/dist is left alone, so commands running at once never rebuild it under
+ * each other) and installs the tarball into the example, as an app installs the published
+ * package; starts the service on PGlite in memory (or uses the one ORDER_SERVICE_URL names, with
+ * an admin's access token in TOKEN), allowing both examples' origins (CORS), so either example can
+ * be pointed at the other's service; registers the example's OAuth client (public, PKCE, redirect
+ * URI of the dev server) through the service's admin API; adds a few products if there are none;
+ * and serves the app with Vite's dev server.
  *
- * The steps are exported for the examples' browser tests (test/browser/).
+ * The steps are exported for the demo and the examples' browser tests (test/browser/).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -29,6 +33,11 @@ export interface Example {
   /** The dev server's port: `portVariable` from the environment, else `defaultPort`. */
   portVariable: string;
   defaultPort: number;
+  /**
+   * The port of the service its command starts (PORT overrides it): each example's own, so both
+   * commands can run at once (docs/examples.md#running-it).
+   */
+  defaultServicePort: number;
 }
 
 export const STOREFRONT: Example = {
@@ -38,6 +47,7 @@ export const STOREFRONT: Example = {
   scopes: ['orders:read', 'orders:write', 'payments:write', 'users:read', 'users:write'],
   portVariable: 'STOREFRONT_PORT',
   defaultPort: 5173,
+  defaultServicePort: 3000,
 };
 
 export const ADMIN_CONSOLE: Example = {
@@ -47,6 +57,7 @@ export const ADMIN_CONSOLE: Example = {
   scopes: ['orders:read', 'orders:write', 'fulfillments:write', 'payments:write', 'products:write', 'users:read', 'clients:manage'],
   portVariable: 'ADMIN_CONSOLE_PORT',
   defaultPort: 5174,
+  defaultServicePort: 3001,
 };
 
 /** `npm pack`'s JSON report: the build's own lines come first, then the report from a line of its own. */
@@ -57,18 +68,16 @@ function packedFile(stdout: string, destination: string): string {
 }
 
 /**
- * Packs @order-service/client into `destination` and answers the tarball's path. `npm pack` in
- * client-sdk builds it first (prepack: `npm run client:build`). `isolated` compiles a copy of
- * client-sdk instead and packs that, leaving client-sdk/dist alone: a test running beside
- * test/sdk/client-package.test.ts (which packs client-sdk itself) must not rebuild the dist that
- * one is packing.
+ * Packs @order-service/client into `destination` and answers the tarball's path: a copy of
+ * client-sdk (its committed sources, router types included) compiled and packed, as
+ * `npm pack` in client-sdk would (its prepack, `npm run client:build`, compiles the same sources
+ * with the same tsconfig). Never client-sdk itself: its prepack empties and rebuilds
+ * client-sdk/dist, so two packs at once (both example commands started together, or one beside
+ * test/sdk/client-package.test.ts) would remove the files the other is packing (`ENOENT
+ * client-sdk/dist/...`). After changing a procedure, `npm run client:router-types` first.
  */
-export async function packClient(destination: string, options: { isolated?: boolean } = {}): Promise<string> {
+export async function packClient(destination: string): Promise<string> {
   mkdirSync(destination, { recursive: true });
-  if (!options.isolated) {
-    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', destination], { cwd: sdkDir, maxBuffer: 16 << 20 });
-    return packedFile(stdout, destination);
-  }
   // Inside the repository, so the compile finds @trpc/client and oauth4webapi in node_modules.
   const copy = mkdtempSync(join(root, 'examples/.client-build-'));
   try {
@@ -187,11 +196,12 @@ export async function seedProducts(admin: Admin): Promise<number> {
   return SAMPLE_PRODUCTS.length;
 }
 
-/** Polls `url` until it answers 200 (the service is serving), up to `timeoutMs`. */
-async function waitFor(url: string, timeoutMs: number, child?: ChildProcess): Promise<void> {
+/** Polls `url` until it answers 200 (the server is serving), up to `timeoutMs`; a `child` that exits first fails it. */
+export async function waitFor(url: string, timeoutMs: number, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child?.exitCode !== null && child?.exitCode !== undefined) throw new Error(`the service exited (${child.exitCode}) before it was ready`);
+    if (child?.exitCode !== null && child?.exitCode !== undefined) throw new Error(`${url}: its process exited (${child.exitCode}) before it was ready`);
+    if (child?.signalCode) throw new Error(`${url}: its process ended (${child.signalCode}) before it was ready`);
     const ok = await fetch(url).then((r) => r.ok, () => false);
     if (ok) return;
     if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs / 1000} s`);
@@ -200,7 +210,7 @@ async function waitFor(url: string, timeoutMs: number, child?: ChildProcess): Pr
 }
 
 /** An admin token from the service's password grant with development's first-party client. */
-async function adminToken(serviceUrl: string, email: string, password: string): Promise<string> {
+export async function adminToken(serviceUrl: string, email: string, password: string): Promise<string> {
   const response = await fetch(`${serviceUrl}/oauth/token`, {
     method: 'POST',
     body: new URLSearchParams({ grant_type: 'password', client_id: 'order-service-dev', username: email, password, scope: 'clients:manage products:write' }),
@@ -210,11 +220,109 @@ async function adminToken(serviceUrl: string, email: string, password: string): 
   return body.access_token;
 }
 
+/** The port of `example`'s dev server: `portVariable` from the environment, else its default port. */
+export const examplePort = (example: Example): number => Number(process.env[example.portVariable] ?? example.defaultPort);
+
+/** Where `example`'s dev server listens. */
+export function exampleOrigin(example: Example, host = '127.0.0.1'): string {
+  return `http://${host}:${examplePort(example)}`;
+}
+
+/**
+ * The origins a service started for the examples allows (CORS): both examples' (so the admin
+ * console can be pointed at the storefront's service and the other way round, docs/examples.md),
+ * and those already in CORS_ORIGINS, kept rather than overridden.
+ */
+export function examplesCorsOrigins(host = '127.0.0.1'): string {
+  const given = process.env.CORS_ORIGINS?.trim();
+  if (given === '*') return given;
+  const origins = new Set([...(given ? given.split(',').map((o) => o.trim()) : []), exampleOrigin(STOREFRONT, host), exampleOrigin(ADMIN_CONSOLE, host)]);
+  return [...origins].filter(Boolean).join(',');
+}
+
+/**
+ * Fails, saying what to do, when `port` is taken (another example's or demo's service, most
+ * likely), rather than letting the service die on EADDRINUSE after the packing.
+ */
+export async function ensurePortFree(host: string, port: number, variable: string): Promise<void> {
+  const server = createServer();
+  const taken = await new Promise<boolean>((done) => {
+    server.once('error', () => done(true));
+    server.listen(port, host, () => server.close(() => done(false)));
+  });
+  if (taken) {
+    throw new Error(
+      `http://${host}:${port} is in use (another example's or the demo's service?). Set ${variable} to another port, or point this example at that service with ORDER_SERVICE_URL and TOKEN (docs/examples.md), or run both examples on one service with npm run demo.`,
+    );
+  }
+}
+
+/** Generated, printed once: the examples' service is a throwaway one. */
+export const generatedPassword = (): string => randomBytes(12).toString('base64url');
+
+/**
+ * The service (`node --import tsx server/main.ts`, one process: a signal to it reaches the
+ * service itself) on PGlite in memory, in development (its banner prints an admin access token),
+ * with `admin` as its first admin and the examples' origins allowed; answers once it is ready.
+ */
+export async function startService(options: {
+  host: string;
+  port: number;
+  admin: { email: string; password: string };
+  stdio?: 'inherit' | 'pipe';
+  /** Called with the process as soon as it exists, before it is ready: a stop meanwhile must reach it. */
+  onSpawn?: (child: ChildProcess) => void;
+}): Promise<{ child: ChildProcess; serviceUrl: string }> {
+  const serviceUrl = `http://${options.host}:${options.port}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: root,
+    stdio: ['ignore', options.stdio ?? 'inherit', options.stdio ?? 'inherit'],
+    env: {
+      ...process.env,
+      NODE_ENV: 'development',
+      DATABASE_URL: 'memory://',
+      HOST: options.host,
+      PORT: String(options.port),
+      CORS_ORIGINS: examplesCorsOrigins(options.host),
+      ADMIN_EMAIL: options.admin.email,
+      ADMIN_PASSWORD: options.admin.password,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      SHUTDOWN_DELAY_MS: '0',
+    },
+  });
+  options.onSpawn?.(child);
+  await waitFor(`${serviceUrl}/api/health/ready`, 600_000, child).catch((error: unknown) => {
+    child.kill('SIGTERM');
+    throw error;
+  });
+  return { child, serviceUrl };
+}
+
+/** Vite's dev server for `example` at `origin` (its port strict: a busy port fails rather than moves), against `settings`. */
+export function startDevServer(example: Example, origin: string, settings: ExampleSettings, stdio: 'inherit' | 'pipe' = 'inherit'): ChildProcess {
+  const { hostname, port } = new URL(origin);
+  return spawn(process.execPath, [viteOf(example), '--host', hostname, '--port', port, '--strictPort'], {
+    cwd: example.dir,
+    stdio: ['ignore', stdio, stdio],
+    env: viteEnv(settings),
+  });
+}
+
+/**
+ * Whether the service at `serviceUrl` lets pages of `origin` call it (CORS): without it the
+ * browser refuses every answer, and a page's sign-in does nothing but log to the console.
+ */
+export async function allowsOrigin(serviceUrl: string, origin: string): Promise<boolean> {
+  const preflight = await fetch(`${serviceUrl}/trpc/products.list`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } });
+  const allowed = preflight.headers.get('access-control-allow-origin');
+  return allowed === origin || allowed === '*';
+}
+
 /** The whole command: pack and install, a service (started or given), the OAuth client, sample products, Vite's dev server. */
 export async function runExample(example: Example): Promise<void> {
   const host = '127.0.0.1';
-  const appPort = Number(process.env[example.portVariable] ?? example.defaultPort);
-  const appOrigin = `http://${host}:${appPort}`;
+  const appOrigin = exampleOrigin(example, host);
+  await ensurePortFree(host, examplePort(example), example.portVariable);
   const children: ChildProcess[] = [];
   const stop = () => {
     for (const child of children) child.kill('SIGTERM');
@@ -232,38 +340,22 @@ export async function runExample(example: Example): Promise<void> {
     const token = process.env.TOKEN;
     if (!token) throw new Error('ORDER_SERVICE_URL needs TOKEN: an admin access token of that service (its start banner prints one in development).');
     admin = { serviceUrl: given.replace(/\/+$/, ''), token };
-    const preflight = await fetch(`${admin.serviceUrl}/trpc/products.list`, { method: 'OPTIONS', headers: { origin: appOrigin, 'access-control-request-method': 'GET' } });
-    if (!preflight.headers.get('access-control-allow-origin')) console.warn(`The service does not allow ${appOrigin} (CORS): start it with CORS_ORIGINS=${appOrigin}.`);
+    if (!(await allowsOrigin(admin.serviceUrl, appOrigin))) {
+      throw new Error(`The service at ${admin.serviceUrl} does not allow ${appOrigin} (CORS): the browser would refuse its answers. Restart it with ${appOrigin} in CORS_ORIGINS (a comma-separated list).`);
+    }
   } else {
-    const servicePort = Number(process.env.PORT ?? 3000);
-    const serviceUrl = `http://${host}:${servicePort}`;
-    const email = 'admin@example.com';
-    const password = randomBytes(12).toString('base64url');
-    console.log(`Starting the service on PGlite in memory at ${serviceUrl}...`);
-    const service = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-      cwd: root,
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: {
-        ...process.env,
-        NODE_ENV: 'development',
-        DATABASE_URL: 'memory://',
-        HOST: host,
-        PORT: String(servicePort),
-        CORS_ORIGINS: appOrigin,
-        ADMIN_EMAIL: email,
-        ADMIN_PASSWORD: password,
-        LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-        SHUTDOWN_DELAY_MS: '0',
-      },
-    });
-    children.push(service);
-    service.on('exit', (code) => {
+    const servicePort = Number(process.env.PORT ?? example.defaultServicePort);
+    await ensurePortFree(host, servicePort, 'PORT');
+    const credentials = { email: 'admin@example.com', password: generatedPassword() };
+    console.log(`Starting the service on PGlite in memory at http://${host}:${servicePort}...`);
+    const service = await startService({ host, port: servicePort, admin: credentials });
+    children.push(service.child);
+    service.child.on('exit', (code) => {
       if (code !== 0 && code !== null) process.exitCode = code;
       stop();
     });
-    await waitFor(`${serviceUrl}/api/health/ready`, 120_000, service);
-    admin = { serviceUrl, token: await adminToken(serviceUrl, email, password) };
-    console.log(`  The shop's admin: ${email} / ${password}`);
+    admin = { serviceUrl: service.serviceUrl, token: await adminToken(service.serviceUrl, credentials.email, credentials.password) };
+    console.log(`  The shop's admin: ${credentials.email} / ${credentials.password}`);
   }
 
   const clientId = await registerExampleClient(example, admin, `${appOrigin}/callback`);
@@ -271,11 +363,7 @@ export async function runExample(example: Example): Promise<void> {
   console.log(`OAuth client ${clientId} (public, PKCE, redirect ${appOrigin}/callback); ${added} sample products added.`);
   console.log(`The app: ${appOrigin}`);
 
-  const dev = spawn(process.execPath, [viteOf(example), '--host', host, '--port', String(appPort), '--strictPort'], {
-    cwd: example.dir,
-    stdio: 'inherit',
-    env: viteEnv({ serviceUrl: admin.serviceUrl, clientId }),
-  });
+  const dev = startDevServer(example, appOrigin, { serviceUrl: admin.serviceUrl, clientId });
   children.push(dev);
   dev.on('exit', stop);
 }

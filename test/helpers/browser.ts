@@ -102,7 +102,7 @@ export async function openExample(example: Example): Promise<ExampleUnderTest> {
   const dist = join(work, 'dist');
   const served = await serveStatic(dist);
   // The service's database and the app's packages get ready side by side: both take seconds.
-  const [t] = await Promise.all([createTestApp({ corsOrigins: [served.origin] }), packClient(work, { isolated: true }).then((tarball) => installExample(example, tarball))]);
+  const [t] = await Promise.all([createTestApp({ corsOrigins: [served.origin] }), packClient(work).then((tarball) => installExample(example, tarball))]);
   const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
   const admin = { serviceUrl: base, token: t.admin.token };
   const clientId = await registerExampleClient(example, admin, `${served.origin}/callback`);
