@@ -63,5 +63,16 @@ export async function registerTrpcEndpoint(app: FastifyInstance, options: TrpcEn
       logFailure(req.log, toDomainError(error), {}, 'trpc call failed');
     },
   };
-  await app.register(fastifyTRPCPlugin, { prefix: '/trpc', trpcOptions });
+  await app.register(async (scope) => {
+    // A plain OPTIONS (a CORS preflight is answered before routing, server/http/cors.ts) is
+    // answered as on REST: 204 with the methods /trpc serves (docs/api.md#http-refusals). The
+    // adapter's catch-all route answered it 415 `text/plain` for want of a Content-Type.
+    scope.addHook('onRequest', async (request, reply) => {
+      if (request.method === 'OPTIONS') return reply.code(204).header('allow', TRPC_METHODS).send();
+    });
+    await scope.register(fastifyTRPCPlugin, { prefix: '/trpc', trpcOptions });
+  });
 }
+
+/** The methods of /trpc: queries by GET, mutations and batches by POST. */
+const TRPC_METHODS = 'GET, POST, OPTIONS';

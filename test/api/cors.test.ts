@@ -78,7 +78,8 @@ describe('with CORS on, an OPTIONS that is no preflight is answered as without C
   ];
 
   it.each(NOT_PREFLIGHTS)('%s: 204 with the same Allow as without CORS', async (_name, headers) => {
-    for (const url of ['/api/v1/products', '/api/v1/orders/1', '/api/health', '/oauth/token']) {
+    // /trpc too: the tRPC adapter's catch-all answered a plain OPTIONS 415 `text/plain`, with CORS and without.
+    for (const url of ['/api/v1/products', '/api/v1/orders/1', '/api/health', '/oauth/token', '/trpc/products.list', '/trpc/orders.create']) {
       const res = await app.inject({ method: 'OPTIONS', url, headers });
       const without = await plain.request({ method: 'OPTIONS', url, headers });
       expect(without.statusCode, url).toBe(204);
@@ -86,6 +87,12 @@ describe('with CORS on, an OPTIONS that is no preflight is answered as without C
       expect(res.headers.allow, url).toBe(without.headers.allow);
       expect(res.headers['access-control-allow-methods'], url).toBeUndefined();
     }
+  });
+
+  it('/trpc allows GET (queries) and POST (mutations, batches)', async () => {
+    const res = await app.inject({ method: 'OPTIONS', url: '/trpc/orders.get', headers: { origin: SHOP } });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers.allow).toBe('GET, POST, OPTIONS');
   });
 
   it('an allowed Origin on it still gets its CORS headers, so a page can read the Allow', async () => {
