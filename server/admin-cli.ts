@@ -244,6 +244,8 @@ function describe(error: unknown): { message: string; code: number } {
     }
     failure = domain.cause ?? error;
   }
+  // The innermost cause says what happened (drizzle wraps a driver's error as "Failed query: ...").
+  while (failure instanceof Error && failure.cause instanceof Error) failure = failure.cause;
   const message = failure instanceof Error ? failure.message : String(failure);
   return { message: `failed: ${message.split('\n')[0] ?? ''}`, code: 1 };
 }

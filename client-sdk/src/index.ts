@@ -269,6 +269,7 @@ export function createOrderServiceClient(options: OrderServiceClientOptions): Or
 }
 
 export { refreshingToken, TokenRefreshError, type RefreshingTokenOptions, type TokenResponse } from './tokens.js';
+export { clientCredentials, type ClientCredentialsOptions } from './client-credentials.js';
 export {
   CUSTOMER_SCOPES,
   finishSignIn,

@@ -42,10 +42,10 @@ export interface SignInOptions {
   fetch?: Fetch;
 }
 
-const issuerOf = (url: string | URL): URL => new URL(String(url).replace(/\/+$/, ''));
+export const issuerOf = (url: string | URL): URL => new URL(String(url).replace(/\/+$/, ''));
 
 /** oauth4webapi refuses plain http unless told; a service on http (development) is the caller's choice. */
-const requestOptions = (issuer: URL, fetchImpl: Fetch | undefined) => ({
+export const requestOptions = (issuer: URL, fetchImpl: Fetch | undefined) => ({
   ...(issuer.protocol === 'http:' ? { [oauth.allowInsecureRequests]: true } : {}),
   ...(fetchImpl === undefined ? {} : { [oauth.customFetch]: fetchImpl }),
 });
@@ -67,7 +67,7 @@ const discoveries = new WeakMap<Fetch, Map<string, Discovery>>();
  * DISCOVERY_TTL_MS (a start and the finish of a sign-in, and every renewal of the page, ask once);
  * a failed fetch is not kept, so the next call tries again.
  */
-async function discover(options: SignInOptions): Promise<oauth.AuthorizationServer> {
+export async function discover(options: Pick<SignInOptions, 'url' | 'fetch'>): Promise<oauth.AuthorizationServer> {
   const issuer = issuerOf(options.url);
   let byIssuer = discoveries.get(options.fetch ?? globalFetch);
   if (byIssuer === undefined) discoveries.set(options.fetch ?? globalFetch, (byIssuer = new Map()));
@@ -90,7 +90,7 @@ async function discover(options: SignInOptions): Promise<oauth.AuthorizationServ
 }
 
 /** Any failure of oauth4webapi as a `SignInError`: the service's refusal keeps its code and status. */
-function asSignInError(error: unknown): SignInError {
+export function asSignInError(error: unknown): SignInError {
   if (error instanceof SignInError) return error;
   if (error instanceof oauth.ResponseBodyError || error instanceof oauth.AuthorizationResponseError) {
     return new SignInError(error.error_description ?? error.message, error.error, error instanceof oauth.ResponseBodyError ? error.status : undefined, { cause: error });

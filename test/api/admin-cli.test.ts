@@ -264,6 +264,14 @@ describe('admin refuses unsafe input: one line, exit 2, no stack, nothing change
   });
 });
 
+describe('admin fails plainly when the database cannot be reached', () => {
+  it('one line naming the cause, exit 1, no stack', async () => {
+    const run = await admin(['reset-password', '--email', 'a@example.com'], { env: { ...env, DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none', DATABASE_CONNECT_TIMEOUT_MS: '2000' } });
+    expect(run).toMatchObject({ code: 1, stdout: [] });
+    expect(run.stderr).toEqual([expect.stringMatching(/^admin: failed: .*ECONNREFUSED/)]);
+  }, SLOW_MS);
+});
+
 describe('npm run admin, as an operator runs it', () => {
   it('prints the token alone on stdout and exits 0; a refusal is one line on stderr and exit 2', async () => {
     const email = unique('npm');

@@ -30,6 +30,7 @@ const packedFileName = (): string => `${sdkManifest.name.replace(/^@/, '').repla
 /** A front end's code: every `@ts-expect-error` must meet an error, or tsc fails. */
 const consumerSource = String.raw`
 import {
+  clientCredentials,
   createOrderServiceClient,
   idempotent,
   isProblem,
@@ -260,7 +261,14 @@ const noEventSource = await new Promise<string>((resolve) => {
 });
 const live = { heard: await heard, anonymousLive, noEventSource };
 
-console.log(JSON.stringify({ live, signIn, created, listed: list.data.map((p) => p.sku), one, batchedRequests, burstResult, invalid, anonymousWrite, restProduct, idempotency, typed }));
+// A back end as itself: client credentials of a confidential client, the token kept between calls.
+const backEndToken = clientCredentials({ url, clientId: process.env.ORDER_SERVICE_BACKEND_ID ?? '', clientSecret: process.env.ORDER_SERVICE_BACKEND_SECRET ?? '' });
+const backEnd = createOrderServiceClient({ url, getToken: backEndToken });
+const backEndOrders = await backEnd.orders.list.query();
+const backEndClaims = JSON.parse(atob((await backEndToken()).split('.')[1]?.replace(/-/g, '+').replace(/_/g, '/') ?? '')) as { role: string };
+const service = { listed: backEndOrders.data.length > 0, role: backEndClaims.role };
+
+console.log(JSON.stringify({ service, live, signIn, created, listed: list.data.map((p) => p.sku), one, batchedRequests, burstResult, invalid, anonymousWrite, restProduct, idempotency, typed }));
 `;
 
 const consumerConfig = (moduleResolution: 'NodeNext' | 'Bundler') => ({
@@ -294,6 +302,7 @@ declare const token: string;
 declare const accessToken: string;
 declare const email: string;
 declare const password: string;
+declare const clientSecret: string;
 declare const id: number;
 declare const order_id: number;
 declare const amount: number;
@@ -450,6 +459,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
       service = await createTestApp();
       const address = await service.app.listen({ port: 0, host: '127.0.0.1' });
       const app = await insertClient(service.db);
+      const backEnd = await insertClient(service.db, { confidential: true, firstParty: false, grantTypes: ['client_credentials'], redirectUris: [] });
       const { stdout } = await run(process.execPath, [join('out', 'consumer.js')], {
         cwd: project,
         env: {
@@ -458,6 +468,8 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
           ORDER_SERVICE_TOKEN: service.admin.token,
           ORDER_SERVICE_ADMIN_ID: String(service.admin.id),
           ORDER_SERVICE_CLIENT_ID: app.client.client_id,
+          ORDER_SERVICE_BACKEND_ID: backEnd.client.client_id,
+          ORDER_SERVICE_BACKEND_SECRET: backEnd.secret,
           ORDER_SERVICE_ADMIN_EMAIL: service.admin.email,
           ORDER_SERVICE_ADMIN_PASSWORD: TEST_PASSWORD,
         },
@@ -475,6 +487,10 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the packed @order-service/c
         anonymousLive: '/problems/unauthorized',
         noEventSource: expect.stringContaining('Subscriptions need an EventSource class') as unknown,
       });
+    });
+
+    it('calls as a back end with clientCredentials (a confidential client): a service token, orders listed', () => {
+      expect(output.service).toEqual({ listed: true, role: 'service' });
     });
 
     it('signs in with the password grant (asking for the customer scopes by default), calls with the stored sign-in; a wrong password is a SignInError', () => {
