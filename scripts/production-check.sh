@@ -76,7 +76,7 @@ done
 [ -n "$base" ] || fail "the service did not listen within 2 minutes"
 
 for path in /api/health /api/v1/products /api/openapi.json; do
-  status="$(curl -s -o /dev/null -w '%{http_code}' "$base$path")"
+  status="$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' "$base$path")"
   [ "$status" = 200 ] || fail "GET $path answered $status"
 done
 

@@ -19,7 +19,9 @@ export interface CorsPolicyOptions {
  * strict mode answered it 400 `text/plain` "Invalid Preflight Request" (issue 36 item 14).
  */
 const isPreflight = (request: FastifyRequest): boolean =>
-  request.method === 'OPTIONS' && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
+  // Present and not empty: @fastify/cors's strict check treats an empty header as missing, and
+  // answers the preflight it was handed 400 `text/plain`.
+  request.method === 'OPTIONS' && Boolean(request.headers.origin) && Boolean(request.headers['access-control-request-method']);
 
 export const corsPolicy = fp<CorsPolicyOptions>(
   async (app, { origins }) => {
