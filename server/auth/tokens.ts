@@ -11,6 +11,16 @@ interface CallerClaims {
   /** The token's `sub`: the user id as a string, or the client id. */
   sub: string;
   name: string | undefined;
+  /**
+   * The token's `exp` (seconds since the epoch): a live stream ends then (docs/api.md#live-updates).
+   * Absent for a caller made without a token (createCaller in tests and scripts).
+   */
+  expiresAt?: number;
+  /**
+   * The token's `sid`: the refresh-token family of the sign-in that earned it (server/oauth), so a
+   * live stream ends when that family is revoked. Absent from tokens minted without a sign-in.
+   */
+  family?: string;
 }
 
 /** A person signed in: acts on their own resources (customer) or on all (admin). */
@@ -64,6 +74,9 @@ const ClaimsSchema = z.object({
   role: z.enum(['customer', 'admin', 'service']),
   name: z.string().optional(),
   scope: z.string().optional(),
+  // The sign-in's refresh-token family (OpenID Connect's session id claim); any other shape is ignored.
+  sid: z.string().min(1).max(200).optional().catch(undefined),
+  exp: z.number(),
 });
 
 /**
@@ -119,13 +132,13 @@ export class TokenService {
     await this.cryptoKey;
   }
 
-  async mint(subject: { sub: string; role: Role; name?: string; scope?: string }, ttlSeconds?: number): Promise<string> {
+  async mint(subject: { sub: string; role: Role; name?: string; scope?: string; sid?: string }, ttlSeconds?: number): Promise<string> {
     const ttl = ttlSeconds ?? this.settings.accessTokenTtlSeconds;
     // Never mint what authenticate() would refuse.
     if (!(Number.isInteger(ttl) && ttl > 0 && ttl <= MAX_ACCESS_TOKEN_TTL_SECONDS)) {
       throw new RangeError(`A token lifetime must be 1-${MAX_ACCESS_TOKEN_TTL_SECONDS} seconds.`);
     }
-    return new SignJWT({ role: subject.role, name: subject.name, scope: subject.scope })
+    return new SignJWT({ role: subject.role, name: subject.name, scope: subject.scope, sid: subject.sid })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(subject.sub)
       .setIssuer(this.settings.issuer)
@@ -231,15 +244,16 @@ export class FixedSet<T> extends Set<T> {
 function callerOf(payload: JWTPayload): Caller {
   const claims = ClaimsSchema.safeParse(payload);
   if (!claims.success) throw invalidToken('The access token lacks a valid sub or role claim.');
-  const { sub, role, name, scope } = claims.data;
+  const { sub, role, name, scope, sid, exp } = claims.data;
+  const held = { expiresAt: exp, ...(sid === undefined ? {} : { family: sid }) };
   // RFC 6749 section 3.3: space-delimited. No claim at all is not the same as an empty one.
   const granted = new FixedSet(scope?.split(' ').filter(Boolean) ?? []);
-  if (role === 'service') return Object.freeze({ sub, clientId: sub, role, name, scopes: granted });
+  if (role === 'service') return Object.freeze({ sub, clientId: sub, role, name, scopes: granted, ...held });
   // One user, one spelling: `1e0`, ` 1`, `0x1` or `01` would otherwise be user 1 under another
   // `sub` (and so another rate-limit bucket and idempotency scope).
   const userId = CANONICAL_USER_ID.test(sub) ? Number(sub) : Number.NaN;
   if (!(userId >= 1 && userId <= MAX_USER_ID)) throw invalidToken('The access token subject is not a user id.');
-  return Object.freeze({ sub, userId, role, name, scopes: scope === undefined ? 'all' : granted });
+  return Object.freeze({ sub, userId, role, name, scopes: scope === undefined ? 'all' : granted, ...held });
 }
 
 function describeJoseError(error: unknown): string {

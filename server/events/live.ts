@@ -14,11 +14,17 @@
  * connection was lost and remade (notifications sent meanwhile are gone) or the process stops,
  * is ended with a retryable error: its client reconnects with the last id it saw and reads what
  * it missed from the table (modules/events/events.live.ts).
+ *
+ * A stream also ends when its token expires (a timer to its `exp`: its client reconnects with a
+ * fresh one), and when its user is deleted or its sign-in's refresh family revoked: those are
+ * NOTIFYed on a channel of their own (revocations.ts), heard by every instance through the same
+ * LISTEN connection, so a lost connection ends the streams and their reconnection is checked.
  */
 import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import type { Db, Listen } from '../db/client.ts';
 import { events, orders } from '../db/schema.ts';
 import { EVENTS_CHANNEL } from './outbox.ts';
+import { parseRevocation, REVOCATIONS_CHANNEL, type Revocation } from './revocations.ts';
 
 /** An event that concerns an order, as a subscriber gets it, with whose order it is. */
 export interface LiveEvent {
@@ -43,8 +49,21 @@ export class TooManyStreams extends Error {
   }
 }
 
-/** Why a subscriber's stream was ended by the hub rather than by its client. */
-export type EndReason = 'behind' | 'relisten' | 'closing';
+/**
+ * Why a subscriber's stream was ended by the hub rather than by its client: fell behind, feed
+ * lost, process stopping, its token expired, its user deleted, its sign-in's family revoked.
+ */
+export type EndReason = 'behind' | 'relisten' | 'closing' | 'expired' | 'deleted' | 'revoked';
+
+/** Whose token holds a stream: what ends it besides its client (docs/api.md#live-updates). */
+export interface Holder {
+  /** The token's user (none for a service client). */
+  userId?: number | undefined;
+  /** The refresh-token family the token came from (its `sid`). */
+  family?: string | undefined;
+  /** The token's `exp`, in seconds since the epoch. */
+  expiresAt?: number | undefined;
+}
 
 /** The columns every live read selects: the event, its order and the order's customer. */
 export const liveEventColumns = {
@@ -72,10 +91,15 @@ export interface Subscriber {
 interface Entry {
   accepts: (event: LiveEvent) => boolean;
   owner: string | undefined;
+  holder: Holder;
   queue: LiveEvent[];
   ended: EndReason | undefined;
   wake: (() => void) | undefined;
+  expiry: ReturnType<typeof setTimeout> | undefined;
 }
+
+/** A setTimeout delay may be at most this (about 24.8 days); a token lives at most 24 hours. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface LiveEventsOptions {
   /** Events waiting for one slow subscriber; beyond, it is ended (default 1000). */
@@ -102,6 +126,7 @@ export class LiveEvents {
   #listening: Promise<void> | undefined;
   #unlisten: (() => Promise<void>) | undefined;
   #listens = 0;
+  #revocationListens = 0;
   #closed = false;
   #stopping = false;
 
@@ -117,16 +142,23 @@ export class LiveEvents {
   /** Resolves once the LISTEN is in place (started on first use): events committed from then on are heard. */
   ready(): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('live events are closed'));
-    this.#listening ??= this.#listen(EVENTS_CHANNEL, (id) => this.#notified(id), () => this.#listened()).then(
-      (unlisten) => {
+    this.#listening ??= Promise.allSettled([
+      this.#listen(EVENTS_CHANNEL, (id) => this.#notified(id), () => this.#listened()),
+      this.#listen(REVOCATIONS_CHANNEL, (payload) => this.#revoked(payload), () => this.#revocationsListened()),
+    ]).then(([events, revocations]) => {
+      const made = [events, revocations].flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+      const unlisten = async () => {
+        await Promise.all(made.map((stop) => stop()));
+      };
+      if (made.length === 2) {
         this.#unlisten = unlisten;
-      },
-      (error: unknown) => {
-        // The next subscriber tries again.
-        this.#listening = undefined;
-        throw error;
-      },
-    );
+        return;
+      }
+      // The next subscriber tries again, both.
+      this.#listening = undefined;
+      void unlisten().catch(() => {});
+      throw [events, revocations].flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []))[0];
+    });
     return this.#listening;
   }
 
@@ -136,8 +168,8 @@ export class LiveEvents {
    * one owner holds at most `maxPerOwner` at once (a held stream costs memory and, on resume, a
    * read): beyond, this throws `TooManyStreams` and nothing is held.
    */
-  subscribe(accepts: (event: LiveEvent) => boolean, owner?: string): Subscriber {
-    const entry: Entry = { accepts, owner, queue: [], ended: this.#stopping ? 'closing' : undefined, wake: undefined };
+  subscribe(accepts: (event: LiveEvent) => boolean, owner?: string, holder: Holder = {}): Subscriber {
+    const entry: Entry = { accepts, owner, holder, queue: [], ended: this.#stopping ? 'closing' : undefined, wake: undefined, expiry: undefined };
     if (entry.ended === undefined) {
       if (owner !== undefined) {
         const held = this.#owners.get(owner) ?? 0;
@@ -145,6 +177,12 @@ export class LiveEvents {
         this.#owners.set(owner, held + 1);
       }
       this.#subscribers.add(entry);
+      // Ends the stream as its token expires: its client reconnects with a fresh one.
+      if (holder.expiresAt !== undefined) {
+        const left = holder.expiresAt * 1000 - Date.now();
+        entry.expiry = setTimeout(() => this.#end(entry, 'expired'), Math.min(Math.max(0, left), MAX_TIMER_MS));
+        entry.expiry.unref();
+      }
     }
     return {
       next: async () => {
@@ -190,6 +228,8 @@ export class LiveEvents {
 
   #end(entry: Entry, reason: EndReason): void {
     entry.ended ??= reason;
+    clearTimeout(entry.expiry);
+    entry.expiry = undefined;
     if (this.#subscribers.delete(entry) && entry.owner !== undefined) {
       const held = (this.#owners.get(entry.owner) ?? 1) - 1;
       if (held > 0) this.#owners.set(entry.owner, held);
@@ -202,6 +242,21 @@ export class LiveEvents {
   #listened(): void {
     // A LISTEN made again: what was notified while it was down is lost to the live streams.
     if (this.#listens++ > 0) this.endAll('relisten');
+  }
+
+  #revocationsListened(): void {
+    // Made again: a revocation NOTIFYed meanwhile is lost, so every stream ends and is checked as it reconnects.
+    if (this.#revocationListens++ > 0) this.endAll('relisten');
+  }
+
+  /** Ends the streams a revocation names (revocations.ts). */
+  #revoked(payload: string): void {
+    const revocation = parseRevocation(payload);
+    if (revocation === undefined) return;
+    for (const entry of [...this.#subscribers]) {
+      const reason = endedBy(revocation, entry.holder);
+      if (reason !== undefined) this.#end(entry, reason);
+    }
   }
 
   #notified(id: string): void {
@@ -247,5 +302,18 @@ export class LiveEvents {
       entry.wake?.();
       entry.wake = undefined;
     }
+  }
+}
+
+/** Whether `revocation` ends a stream held by `holder`, and why. */
+function endedBy(revocation: Revocation, holder: Holder): 'deleted' | 'revoked' | undefined {
+  switch (revocation.kind) {
+    case 'user':
+      return holder.userId === revocation.userId ? 'deleted' : undefined;
+    case 'grants':
+      // Every family of the user: only a token from a sign-in has one.
+      return holder.userId === revocation.userId && holder.family !== undefined ? 'revoked' : undefined;
+    case 'family':
+      return holder.family === revocation.family ? 'revoked' : undefined;
   }
 }

@@ -9,6 +9,7 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import { transaction, type Db } from '../db/client.ts';
 import { oauthRefreshTokens } from '../db/schema.ts';
 import { hashSecret, newSecret } from '../auth/secrets.ts';
+import { notifyRevocation } from '../events/revocations.ts';
 
 export const newFamilyId = (): string => randomUUID();
 
@@ -31,12 +32,16 @@ export async function issueRefreshToken(
   return token;
 }
 
-/** Revokes every live token of a family (those already revoked keep their time). */
+/**
+ * Revokes every live token of a family (those already revoked keep their time), and ends the live
+ * streams held with its access tokens once `tx` commits (docs/api.md#live-updates).
+ */
 export async function revokeFamily(tx: Db, familyId: string): Promise<void> {
   await tx
     .update(oauthRefreshTokens)
     .set({ revokedAt: sql`now()` })
     .where(and(eq(oauthRefreshTokens.familyId, familyId), isNull(oauthRefreshTokens.revokedAt)));
+  await notifyRevocation(tx, { kind: 'family', family: familyId });
 }
 
 export interface RefreshTokenRow {

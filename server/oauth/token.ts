@@ -33,9 +33,13 @@ export interface TokenResponse {
 type Grant = (ctx: OAuthContext, client: OAuthClient, params: Params, request: FastifyRequest) => Promise<TokenResponse>;
 
 /** What a grant found in its transaction: a user's tokens to issue, or why it refuses. */
-type Outcome = { refused: string } | { user: { id: number; role: Role; name: string }; scope: string; refreshToken: string | undefined };
+type Outcome = { refused: string } | { user: { id: number; role: Role; name: string }; scope: string; refreshToken: string | undefined; family: string };
 
-async function mintResponse(ctx: OAuthContext, subject: { sub: string; role: Role; name: string }, scope: string, refreshToken?: string): Promise<TokenResponse> {
+/**
+ * `sid` names the sign-in's refresh-token family in the access token, so a live stream held with
+ * it ends when the family is revoked (docs/api.md#live-updates).
+ */
+async function mintResponse(ctx: OAuthContext, subject: { sub: string; role: Role; name: string; sid?: string }, scope: string, refreshToken?: string): Promise<TokenResponse> {
   const accessToken = await ctx.tokens.mint({ ...subject, scope });
   const { exp = 0, iat = 0 } = decodeJwt(accessToken);
   return { access_token: accessToken, token_type: 'Bearer', expires_in: exp - iat, ...(refreshToken ? { refresh_token: refreshToken } : {}), scope };
@@ -43,8 +47,8 @@ async function mintResponse(ctx: OAuthContext, subject: { sub: string; role: Rol
 
 async function respond(ctx: OAuthContext, outcome: Outcome): Promise<TokenResponse> {
   if ('refused' in outcome) throw invalidGrant(outcome.refused);
-  const { user, scope, refreshToken } = outcome;
-  return mintResponse(ctx, { sub: String(user.id), role: user.role, name: user.name }, scope, refreshToken);
+  const { user, scope, refreshToken, family } = outcome;
+  return mintResponse(ctx, { sub: String(user.id), role: user.role, name: user.name, sid: family }, scope, refreshToken);
 }
 
 /** A refresh token comes with a user's tokens when the client may use the refresh_token grant. */
@@ -80,7 +84,7 @@ const authorizationCode: Grant = async (ctx, client, params, request) => {
     const refreshToken = refreshes(client)
       ? await issueRefreshToken(tx, { familyId, clientId: client.id, userId: user.id, scope: row.scope, ttlDays: ctx.settings.refreshTokenTtlDays })
       : undefined;
-    return { user, scope: row.scope, refreshToken };
+    return { user, scope: row.scope, refreshToken, family: familyId };
   });
   return respond(ctx, outcome);
 };
@@ -109,7 +113,7 @@ const refreshToken: Grant = async (ctx, client, params, request) => {
     if (!user) return { refused: 'The user of this refresh token no longer exists.' };
     await markUsed(tx, token);
     const next = await issueRefreshToken(tx, { familyId: row.familyId, clientId: client.id, userId: user.id, scope: row.scope, ttlDays: ctx.settings.refreshTokenTtlDays });
-    return { user, scope, refreshToken: next };
+    return { user, scope, refreshToken: next, family: row.familyId };
   });
   return respond(ctx, outcome);
 };
@@ -136,17 +140,18 @@ const password: Grant = async (ctx, client, params, request) => {
     // Only what the person's role can use (docs/signing-in.md#scopes); nothing usable refuses the grant.
     const granted = scopeForPerson(scope, user.role);
     if (granted === '') throw invalidScope(NOTHING_USABLE);
+    const familyId = newFamilyId();
     const refreshToken = refreshes(client)
-      ? await issueRefreshToken(tx, { familyId: newFamilyId(), clientId: client.id, userId: user.id, scope: granted, ttlDays: ctx.settings.refreshTokenTtlDays })
+      ? await issueRefreshToken(tx, { familyId, clientId: client.id, userId: user.id, scope: granted, ttlDays: ctx.settings.refreshTokenTtlDays })
       : undefined;
-    return { scope: granted, refreshToken };
+    return { scope: granted, refreshToken, family: familyId };
   });
   if (!outcome.ok) {
     // Deleted meanwhile; a user whose password changed meanwhile signed in with a wrong one now.
     if (outcome.refused === 'client') throw invalidClient(UNKNOWN_CLIENT, request.headers.authorization !== undefined);
     throw invalidGrant(WRONG_CREDENTIALS);
   }
-  return respond(ctx, { user: outcome.user, scope: outcome.issued.scope, refreshToken: outcome.issued.refreshToken });
+  return respond(ctx, { user: outcome.user, scope: outcome.issued.scope, refreshToken: outcome.issued.refreshToken, family: outcome.issued.family });
 };
 
 const grants: Record<GrantType, Grant> = {

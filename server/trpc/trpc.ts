@@ -15,8 +15,9 @@ const t = initTRPC
     // Server-sent events for subscriptions (`orders.onChange`, docs/api.md#live-updates): a ping
     // every 15 s keeps proxies (nginx's 60 s proxy_read_timeout) from cutting a quiet stream, and
     // a client that hears nothing for 40 s reconnects (a dead connection). A stream ends after
-    // 15 minutes, the access token's default lifetime: its client reconnects with a token of now,
-    // so a revoked or expired one stops hearing within that.
+    // 15 minutes, the access token's default lifetime: its client reconnects with a token of now.
+    // It also ends at its own token's exp, and when its user is deleted or its sign-in revoked
+    // (server/events/live.ts).
     sse: {
       ping: { enabled: true, intervalMs: 15_000 },
       client: { reconnectAfterInactivityMs: 40_000 },

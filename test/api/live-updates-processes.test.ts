@@ -8,6 +8,7 @@
  * one process's database.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isProblem } from '../../client-sdk/src/index.ts';
 import { TokenService } from '../../server/auth/tokens.ts';
 import { openDatabase, type Database } from '../../server/db/client.ts';
 import { createUserRow, TEST_JWT, type TestUser } from '../helpers/app.ts';
@@ -91,6 +92,20 @@ describe.skipIf(!onPostgres)('live updates across two service processes on one d
     expect(new Set(live.ids).size).toBe(live.ids.length);
     expect(live.errors).toEqual([]);
   }, 120_000);
+
+  it("a user deleted through one process ends that user's stream on the other: 401 (the revocation is NOTIFYed)", async () => {
+    const [one, two] = pair();
+    // An admin (no orders, so deletable) hears every order: an order's event shows its stream is live.
+    const leaving = await createUserRow(database.db, tokens, 'admin');
+    const live = subscribe(liveClient(one.base, leaving.token));
+    const product = await call(two.base, 'POST', '/products', admin.token, productInput({ price: 500, stock: 10 }));
+    const heard = await draftThrough(two, product.body.id);
+    await eventually(() => expect(live.events.map((event) => event.data.object.id)).toContain(heard));
+    const deleted = await fetch(`${two.base}/api/v1/users/${leaving.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${admin.token}` } });
+    expect(deleted.status).toBe(204);
+    await eventually(() => expect(live.errors.map((error) => (isProblem(error) ? error.problem.status : String(error)))).toEqual([401]));
+    live.stop();
+  });
 
   it('a process stopping with a stream open ends the stream and exits without the drain timing out', async () => {
     const [one] = pair();

@@ -6,12 +6,14 @@
  * outlives the request timeouts, and the drain ends it so the process can stop.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isProblem } from '../../client-sdk/src/index.ts';
+import { EventSource } from 'eventsource';
+import { createOrderServiceClient, isProblem } from '../../client-sdk/src/index.ts';
 import { restRoutes } from '../../server/http/rest-routes.ts';
 import { appRouter } from '../../server/router.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { timelineOf, type EventBody } from '../helpers/events.ts';
 import { eventually, liveClient, subscribe, type Received } from '../helpers/live.ts';
+import { insertClient, postToken, signInWithPassword } from '../helpers/oauth.ts';
 import { createOrder, createOrderScene, orderAction, type OrderScene } from '../helpers/orders.ts';
 import { payOrder } from '../helpers/payments.ts';
 
@@ -194,6 +196,60 @@ describe('refusals: the problems of an order read', () => {
     const res = await fetch(`${url}/trpc/orders.onChange`, { headers: { authorization: 'Bearer nope', accept: 'text/event-stream' } });
     expect(res.status).toBe(401);
     expect(((await res.json()) as { type: string }).type).toBe('/problems/unauthorized');
+  });
+});
+
+describe('a stream ends with the token that holds it', () => {
+  const problemOf = (error: unknown) => (isProblem(error) ? { type: error.problem.type, status: error.problem.status } : String(error));
+  const customerToken = (user: { id: number; name: string }, ttlSeconds: number) => t.tokens.mint({ sub: String(user.id), role: 'customer', name: user.name }, ttlSeconds);
+
+  it('a live stream kept delivering after its token expired: it ends at the exp, and reconnecting with the expired token is 401 (regression)', async () => {
+    const received = await subscribed(await customerToken(scene.alice, 2));
+    // The service ends the stream (a retryable 503: the client reconnects at once); the reconnection,
+    // with the same token, now expired, is refused before any stream: the EventSource's 401.
+    await eventually(() => expect(received.errors.map(String)).toEqual([expect.stringMatching(/\b401\b/)]));
+    expect(received.starts).toBe(1);
+  });
+
+  it("with getToken the typed client reconnects with a fresh token when the stream's token expires, and goes on hearing", async () => {
+    const before = t.app.live.subscribers;
+    let minted = 0;
+    const client = createOrderServiceClient({
+      url,
+      EventSource,
+      getToken: async () => {
+        minted += 1;
+        return customerToken(scene.alice, 2);
+      },
+    });
+    const received = subscribe(client);
+    open.push(received);
+    await eventually(() => expect(received.starts).toBeGreaterThanOrEqual(2));
+    expect(minted).toBeGreaterThanOrEqual(2);
+    const order = await createOrder(t, { items: [{ product_id: scene.mug.id, quantity: 1 }] }, scene.alice.token);
+    await eventually(() => expect(ofOrder(received.events, order.id).map((event) => event.type)).toContain('order.created'));
+    expect(received.errors).toEqual([]);
+    received.stop();
+    // Gone from the service too, so the next test counts its own stream.
+    await eventually(() => expect(t.app.live.subscribers).toBe(before));
+  });
+
+  it("its user deleted: the stream ends with 401 (docs/api.md#live-updates)", async () => {
+    const leaving = await t.createUser();
+    const received = await subscribed(leaving.token);
+    const deleted = await t.request({ method: 'DELETE', url: `/api/v1/users/${leaving.id}`, token: t.admin.token });
+    expect(deleted.statusCode, deleted.body).toBe(204);
+    await eventually(() => expect(received.errors.map(problemOf)).toEqual([{ type: '/problems/unauthorized', status: 401 }]));
+  });
+
+  it("its sign-in's refresh family revoked (POST /oauth/revoke): the stream ends with 401", async () => {
+    const user = await t.createUser();
+    const { client } = await insertClient(t.db);
+    const tokens = await signInWithPassword(url, client.client_id, user);
+    const received = await subscribed(tokens.access_token);
+    const revoked = await postToken(url, { token: tokens.refresh_token, client_id: client.client_id }, {}, '/oauth/revoke');
+    expect(revoked.status).toBe(200);
+    await eventually(() => expect(received.errors.map(problemOf)).toEqual([{ type: '/problems/unauthorized', status: 401 }]));
   });
 });
 

@@ -11,6 +11,10 @@ import { isTrackedEnvelope } from '@trpc/server';
 import type { Db } from '../../server/db/client.ts';
 import { sql } from 'drizzle-orm';
 import { LiveEvents, type Listen, type LiveEventsOptions } from '../../server/events/live.ts';
+import { REVOCATIONS_CHANNEL } from '../../server/events/revocations.ts';
+import type { Caller } from '../../server/auth/tokens.ts';
+import { issueRefreshToken, newFamilyId, revokeFamily } from '../../server/oauth/refresh-tokens.ts';
+import { insertClient } from '../helpers/oauth.ts';
 import { createCaller } from '../../server/router.ts';
 import { createContextInner } from '../../server/trpc/context.ts';
 import { createTestHarness, testCallerIdentity, type TestCaller, type TestHarness, type TestIdentity } from '../../server/testing.ts';
@@ -36,11 +40,16 @@ afterAll(async () => {
   await harness?.close();
 });
 
-/** A hub whose notifications the test delivers itself (`hear(id)`), and `relisten()` as after a lost connection. */
+/**
+ * A hub whose notifications the test delivers itself (`hear(id)`), and `relisten()` as after a
+ * lost connection. Revocations (REVOCATIONS_CHANNEL) go through as a real LISTEN would deliver them:
+ * `notifyRevocation` in a transaction reaches the hub once it commits.
+ */
 function handFedHub(db: Db, options: LiveEventsOptions = {}): { live: LiveEvents; hear: (id: string) => void; relisten: () => void } {
   let onNotify: (id: string) => void = () => {};
   let onListen: () => void = () => {};
-  const listen: Listen = async (_channel, notify, listened) => {
+  const listen: Listen = async (channel, notify, listened) => {
+    if (channel === REVOCATIONS_CHANNEL) return harness.database.listen(channel, notify, listened);
     onNotify = notify;
     onListen = listened;
     listened();
@@ -229,5 +238,61 @@ describe('a stream the hub ends: a retryable 503, the client resumes from the ta
     const caller = createCaller(createContextInner({ db: harness.db, caller: testCallerIdentity({ role: 'admin' }) }));
     const iterator = (await caller.orders.onChange({}))[Symbol.asyncIterator]();
     await expect(iterator.next()).rejects.toMatchObject({ cause: { slug: 'service-unavailable' } });
+  });
+});
+
+describe('a stream ends with the token that holds it (docs/api.md#live-updates)', () => {
+  /** `orders.onChange` as `caller` (a token's claims: its `exp`, its family), on `live`. */
+  async function changesAs(live: LiveEvents, caller: Caller): Promise<AsyncIterator<unknown>> {
+    const iterable = await createCaller(createContextInner({ db: harness.db, caller, live })).orders.onChange({});
+    return iterable[Symbol.asyncIterator]();
+  }
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it('a live stream outlived its token: it now ends when the token expires, with the retryable 503 (its client reconnects with a fresh token) (regression)', async () => {
+    const { live } = handFedHub(harness.db);
+    const iterator = await changesAs(live, { ...testCallerIdentity({ role: 'customer', userId: aliceId }), expiresAt: now() + 1 });
+    const pending = iterator.next();
+    pending.catch(() => undefined);
+    await eventually(() => expect(live.subscribers).toBe(1));
+    // Waits for the token's exp (a second or two), then for the stream's end.
+    await eventually(() => expect(live.subscribers).toBe(0));
+    await expect(pending).rejects.toMatchObject({ cause: { slug: 'service-unavailable', message: expect.stringMatching(/access token expired/) } });
+  });
+
+  it("its user deleted: the stream ends with 401, and the deleted user's token opens no new one", async () => {
+    const { live } = handFedHub(harness.db);
+    const { user } = await harness.createUser({ name: 'Leaving' });
+    const caller = { ...testCallerIdentity({ role: 'customer', userId: user.id }), expiresAt: now() + 3600 };
+    const iterator = await changesAs(live, caller);
+    const pending = iterator.next();
+    pending.catch(() => undefined);
+    await eventually(() => expect(live.subscribers).toBe(1));
+    await admin.users.delete({ id: user.id });
+    await expect(pending).rejects.toMatchObject({ code: 'UNAUTHORIZED', cause: { slug: 'unauthorized' } });
+    expect(live.subscribers).toBe(0);
+    await expect((await changesAs(live, caller)).next()).rejects.toMatchObject({ code: 'UNAUTHORIZED', cause: { slug: 'unauthorized' } });
+    expect(live.subscribers).toBe(0);
+  });
+
+  it("its sign-in's refresh family revoked: that stream ends with 401, another family's goes on, and the revoked family's token opens no new one", async () => {
+    const { live } = handFedHub(harness.db);
+    const { client } = await insertClient(harness.db);
+    const [revoked, kept] = [newFamilyId(), newFamilyId()];
+    await harness.db.transaction(async (tx) => {
+      for (const familyId of [revoked, kept]) await issueRefreshToken(tx, { familyId, clientId: client.client_id, userId: aliceId, scope: 'orders:read', ttlDays: 1 });
+    });
+    const holding = (family: string) => ({ ...testCallerIdentity({ role: 'customer', userId: aliceId }), expiresAt: now() + 3600, family });
+    const ending = (await changesAs(live, holding(revoked))).next();
+    ending.catch(() => undefined);
+    const going = await changesAs(live, holding(kept));
+    const goingOn = going.next();
+    await eventually(() => expect(live.subscribers).toBe(2));
+    await harness.db.transaction((tx) => revokeFamily(tx, revoked));
+    await expect(ending).rejects.toMatchObject({ code: 'UNAUTHORIZED', cause: { slug: 'unauthorized', message: expect.stringMatching(/revoked/) } });
+    expect(live.subscribers).toBe(1);
+    await expect((await changesAs(live, holding(revoked))).next()).rejects.toMatchObject({ cause: { slug: 'unauthorized' } });
+    live.endAll('closing');
+    await goingOn.catch(() => undefined);
   });
 });

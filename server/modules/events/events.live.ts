@@ -16,7 +16,8 @@ import type { Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
 import { events, orders } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
-import { liveEventColumns, liveEventsFrom, TooManyStreams, type LiveEvent, type LiveEvents, type Subscriber } from '../../events/live.ts';
+import { liveEventColumns, liveEventsFrom, TooManyStreams, type EndReason, type LiveEvent, type LiveEvents, type Subscriber } from '../../events/live.ts';
+import { revokedHolder } from '../../events/revocations.ts';
 import { domainTrpcError, procedureFor } from '../../trpc/trpc.ts';
 import { Id } from '../common.schemas.ts';
 import type { Event } from './events.schemas.ts';
@@ -92,6 +93,31 @@ const ended = (reason: string) =>
   new DomainError('service-unavailable', `The live stream ended (${reason}); reconnect with the last event id to resume.`);
 
 /**
+ * The token that held the stream may hold none any more: 401, which the client does not retry
+ * (its user is gone, or it must sign in again). An expired token is a retryable 503 instead: the
+ * client reconnects, asking its `getToken` for a fresh one (docs/api.md#live-updates).
+ */
+const unheld = (reason: 'deleted' | 'revoked') =>
+  new DomainError(
+    'unauthorized',
+    reason === 'deleted' ? 'The user of this access token no longer exists: the live stream ended.' : "This access token's sign-in was revoked: the live stream ended. Sign in again.",
+  );
+
+function endedError(reason: EndReason): DomainError {
+  switch (reason) {
+    case 'deleted':
+    case 'revoked':
+      return unheld(reason);
+    case 'expired':
+      return ended('the access token expired: reconnect with a fresh one');
+    case 'behind':
+      return ended('the client fell behind');
+    default:
+      return ended('the service is stopping or lost its feed');
+  }
+}
+
+/**
  * The caller's order events: first those after `lastEventId` (if given) from the table, then
  * the live ones. The live subscription starts before the table is read, so an event committed
  * in between is in one or the other; one that is in both is sent once.
@@ -106,7 +132,11 @@ export async function* orderChanges({ db, live, caller, input, signal }: { db: D
   await live.ready();
   let subscriber: Subscriber;
   try {
-    subscriber = live.subscribe(accepts(scope), caller.role === 'service' ? `client:${caller.clientId}` : `user:${caller.userId}`);
+    subscriber = live.subscribe(accepts(scope), caller.role === 'service' ? `client:${caller.clientId}` : `user:${caller.userId}`, {
+      userId: caller.role === 'service' ? undefined : caller.userId,
+      family: caller.family,
+      expiresAt: caller.expiresAt,
+    });
   } catch (error) {
     if (!(error instanceof TooManyStreams)) throw error;
     throw new DomainError('rate-limited', `At most ${error.limit} live streams may be open at once for one caller: close one first.`);
@@ -116,6 +146,9 @@ export async function* orderChanges({ db, live, caller, input, signal }: { db: D
   // A client gone while the order was read or the LISTEN made ready: its abort has fired already.
   if (signal?.aborted === true) stop();
   try {
+    // Checked once subscribed: a deletion or revocation committed since is in the table, or heard.
+    const revoked = await revokedHolder(db, caller);
+    if (revoked !== undefined) throw unheld(revoked);
     // The ids sent from the table, in case they are heard live too: at most `resumeLimit`.
     const sent = new Set<string>();
     if (input.lastEventId !== undefined) {
@@ -133,7 +166,7 @@ export async function* orderChanges({ db, live, caller, input, signal }: { db: D
       yield toEvent(event);
     }
     // Ended by the hub, not by the client: it reconnects (tRPC retries this error) and resumes.
-    if (subscriber.ended !== undefined && signal?.aborted !== true) throw ended(subscriber.ended === 'behind' ? 'the client fell behind' : 'the service is stopping or lost its feed');
+    if (subscriber.ended !== undefined && signal?.aborted !== true) throw endedError(subscriber.ended);
   } finally {
     signal?.removeEventListener('abort', stop);
     subscriber.close();

@@ -6,6 +6,7 @@
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
+import { notifyRevocation } from '../../events/revocations.ts';
 import { oauthAuthorizationCodes, oauthRefreshTokens } from '../../db/schema.ts';
 
 export async function revokeUserGrants(tx: Db, userId: number): Promise<void> {
@@ -14,4 +15,6 @@ export async function revokeUserGrants(tx: Db, userId: number): Promise<void> {
     .set({ revokedAt: sql`now()` })
     .where(and(eq(oauthRefreshTokens.userId, userId), isNull(oauthRefreshTokens.revokedAt)));
   await tx.delete(oauthAuthorizationCodes).where(and(eq(oauthAuthorizationCodes.userId, userId), isNull(oauthAuthorizationCodes.usedAt)));
+  // Every family of the user is revoked: the live streams held with their tokens end (docs/api.md#live-updates).
+  await notifyRevocation(tx, { kind: 'grants', userId });
 }

@@ -13,6 +13,7 @@ import { iso, sameMetadata, type Page } from '../common.schemas.ts';
 import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
 import { PatchedUserDocument, User, type UserInput, type UserListQuery, type UserPatch, type UserReplace } from './users.schemas.ts';
 import { userEvents } from './users.events.ts';
+import { notifyRevocation } from '../../events/revocations.ts';
 import { revokeUserGrants } from './users.grants.ts';
 
 /**
@@ -264,6 +265,8 @@ export async function deleteUser({ db, caller, id, preconditions }: { db: Db; ca
     if (owned) throw new DomainError('conflict', `User ${id} has orders and cannot be deleted.`);
     await tx.delete(users).where(eq(users.id, id));
     await userEvents.record(tx, { type: 'user.deleted', object: toUser(current) });
+    // The user's live streams end once this commits, on every instance (docs/api.md#live-updates).
+    await notifyRevocation(tx, { kind: 'user', userId: id });
   });
 }
 
