@@ -295,4 +295,17 @@ describe('a stream ends with the token that holds it (docs/api.md#live-updates)'
     live.endAll('closing');
     await goingOn.catch(() => undefined);
   });
+
+  it("its sign-in's OAuth client deleted: the stream ends with 401 (the client's families go with it)", async () => {
+    const { live } = handFedHub(harness.db);
+    const { client } = await insertClient(harness.db);
+    const family = newFamilyId();
+    await harness.db.transaction((tx) => issueRefreshToken(tx, { familyId: family, clientId: client.client_id, userId: aliceId, scope: 'orders:read', ttlDays: 1 }));
+    const ending = (await changesAs(live, { ...testCallerIdentity({ role: 'customer', userId: aliceId }), expiresAt: now() + 3600, family })).next();
+    ending.catch(() => undefined);
+    await eventually(() => expect(live.subscribers).toBe(1));
+    await admin.clients.delete({ client_id: client.client_id });
+    await expect(ending).rejects.toMatchObject({ code: 'UNAUTHORIZED', cause: { slug: 'unauthorized' } });
+    expect(live.subscribers).toBe(0);
+  });
 });

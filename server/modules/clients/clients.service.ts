@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { SCOPES } from '../../auth/policy.ts';
 import { transaction, type Db } from '../../db/client.ts';
-import { oauthClients, type GrantType } from '../../db/schema.ts';
+import { oauthClients, oauthRefreshTokens, type GrantType } from '../../db/schema.ts';
+import { notifyRevocation } from '../../events/revocations.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { assertIfMatch, type Preconditions } from '../../lib/preconditions.ts';
 import { hashSecret, newSecret } from '../../auth/secrets.ts';
@@ -101,13 +102,17 @@ export async function listClients({ db, query, cursors }: { db: Db; query: Clien
 
 /**
  * Removes a client. Its authorization codes and refresh tokens go with it (ON DELETE CASCADE), so
- * nothing it was issued can be renewed; access tokens already issued live out their short life.
+ * nothing it was issued can be renewed; access tokens already issued live out their short life,
+ * but the live streams they hold end now: each of its refresh families is announced revoked
+ * (docs/api.md#live-updates).
  */
 export async function deleteClient({ db, clientId, preconditions }: { db: Db; clientId: string; preconditions: Preconditions }): Promise<void> {
   await transaction(db, async (tx) => {
     const [row] = await tx.select(clientColumns).from(oauthClients).where(eq(oauthClients.id, clientId)).for('update');
     if (!row) throw notFound(clientId);
     assertIfMatch(preconditions, Client, toClient(row));
+    const families = await tx.selectDistinct({ family: oauthRefreshTokens.familyId }).from(oauthRefreshTokens).where(eq(oauthRefreshTokens.clientId, clientId));
+    for (const { family } of families) await notifyRevocation(tx, { kind: 'family', family });
     await tx.delete(oauthClients).where(eq(oauthClients.id, clientId));
   });
 }
