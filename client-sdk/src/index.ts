@@ -176,6 +176,12 @@ export type CallContext = {
    * the call then travels alone, as one request carries one. An invalid one is ignored by the service.
    */
   traceparent?: string;
+  /**
+   * Sent as `If-Match`: the write applies only if the resource is still the one read, else a 412
+   * `precondition-failed` (its `current_etag` is the tag now) and nothing changes. Take it from
+   * `entityTag(<what a read answered>)`. The call then travels alone, as the header is the request's.
+   */
+  ifMatch?: string;
 };
 
 /**
@@ -186,6 +192,33 @@ export type CallContext = {
 export function idempotent(idempotencyKey: string): { context: CallContext } {
   return { context: { idempotencyKey } };
 }
+
+/**
+ * The options of a write that must not overwrite a change made since `representation` was read
+ * (by another tab, another person): `await client.orders.patch.mutate(input, unchangedSince(await entityTag(order)))`.
+ */
+export function unchangedSince(tag: string): { context: CallContext } {
+  return { context: { ifMatch: tag } };
+}
+
+/**
+ * The `ETag` the service gives `representation` (a resource as a read answered it, e.g. an
+ * `orders.get` result): the SHA-1 of its JSON, base64url, quoted, as a REST read sends it
+ * (docs/api.md#caching). tRPC answers carry no headers, so the tag is computed from the body,
+ * which is the same JSON. Web Crypto: a browser gives it to secure contexts only (https, localhost).
+ */
+export async function entityTag(representation: unknown): Promise<string> {
+  const subtle = globalThis.crypto?.subtle;
+  if (subtle === undefined) throw new Error('entityTag needs Web Crypto (crypto.subtle), which a browser gives to https and localhost pages only.');
+  const digest = new Uint8Array(await subtle.digest('SHA-1', new TextEncoder().encode(JSON.stringify(representation))));
+  const base64 = btoa(String.fromCharCode(...digest));
+  return `"${base64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}"`;
+}
+
+const ifMatchOf = (op: Operation): string | undefined => {
+  const tag = op.context.ifMatch;
+  return typeof tag === 'string' ? tag : undefined;
+};
 
 const idempotencyKeyOf = (op: Operation): string | undefined => {
   const key = op.context.idempotencyKey;
@@ -242,15 +275,21 @@ export function createOrderServiceClient(options: OrderServiceClientOptions): Or
         condition: (op) => op.type === 'subscription',
         true: subscriptions,
         false: splitLink({
-          // The key (and a call's own traceparent) is a header of the whole HTTP request: a call with
-          // one travels alone, so a batch never carries one key for several calls.
-          condition: (op) => idempotencyKeyOf(op) !== undefined || traceparentOf(op) !== undefined,
+          // The key (and a call's own traceparent or If-Match) is a header of the whole HTTP request:
+          // a call with one travels alone, so a batch never carries one key for several calls.
+          condition: (op) => idempotencyKeyOf(op) !== undefined || traceparentOf(op) !== undefined || ifMatchOf(op) !== undefined,
           true: httpLink({
             url,
             ...fetchOption,
             headers: async ({ op }) => {
               const key = idempotencyKeyOf(op);
-              return { ...(await authorization()), ...(key === undefined ? {} : { 'idempotency-key': key }), ...trace(traceparentOf(op)) };
+              const tag = ifMatchOf(op);
+              return {
+                ...(await authorization()),
+                ...(key === undefined ? {} : { 'idempotency-key': key }),
+                ...(tag === undefined ? {} : { 'if-match': tag }),
+                ...trace(traceparentOf(op)),
+              };
             },
           }),
           false: httpBatchLink({

@@ -10,7 +10,7 @@
  *
  * Runs in the pglite project only: the app, not the database, is under test.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -218,6 +218,67 @@ describe.skipIf(!runs)('the storefront in chromium', () => {
     await page.getByRole('button', { name: 'Confirm order' }).click();
     await expect.poll(() => statusOf(page), WAIT).toBe('confirmed');
     expect(problems).toEqual([]);
+  });
+
+  it('the stock fix is sent with the order\'s ETag: an edit made meanwhile in another tab is refused (412), said, and the order reloaded, not overwritten (regression: a merge patch of every line from the page\'s stale copy, no If-Match)', { timeout: 120_000 }, async () => {
+    const products = await t.request({ method: 'GET', url: '/api/v1/products?limit=100', token: t.admin.token });
+    const bread = products.json<{ data: { id: number; sku: string }[] }>().data.find((p) => p.sku === 'BOOK-BREAD');
+    if (bread === undefined) throw new Error('the sample products have no BOOK-BREAD');
+    const setStock = async (stock: number) => {
+      const res = await t.request({ method: 'PATCH', url: `/api/v1/products/${bread.id}`, token: t.admin.token, headers: { 'content-type': 'application/merge-patch+json' }, payload: JSON.stringify({ stock }) });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    const patches: (string | null)[] = [];
+    const onRequest = (request: Request) => {
+      if (new URL(request.url()).pathname === '/trpc/orders.patch') patches.push(request.headers()['if-match'] ?? null);
+    };
+    page.on('request', onRequest);
+    // The page must not hear the other tab's edit live (orders.onChange would read the order again
+    // at once): as when that event is late, or the connection is down.
+    const deaf = '**/trpc/orders.onChange**';
+    await page.route(deaf, (route) => route.abort());
+    try {
+      await setStock(5);
+      await page.goto(shopOrigin);
+      await page.getByRole('button', { name: 'Add to cart: Bread at home' }).click();
+      await page.getByRole('link', { name: 'Cart (1)' }).click();
+      await page.getByLabel('Quantity of Bread at home').fill('5');
+      await page.getByLabel('Delivery address').fill('1 Market Street, Springfield');
+      await page.getByRole('button', { name: 'Place order' }).click();
+      await page.waitForURL(/\/orders\/\d+$/, WAIT);
+      const orderId = Number(new URL(page.url()).pathname.split('/').pop());
+      await expect.poll(() => page.getByRole('row').filter({ hasText: 'Bread at home' }).getByRole('cell').first().textContent(), WAIT).toBe('5');
+
+      await setStock(2);
+      await page.getByRole('button', { name: 'Confirm order' }).click();
+      const shortage = page.getByRole('list', { name: 'Items short of stock' });
+      await shortage.getByRole('button', { name: 'Order 2 instead' }).waitFor(WAIT);
+
+      // Meanwhile, in another tab, the order changes: its address.
+      const edited = await t.request({ method: 'PATCH', url: `/api/v1/orders/${orderId}`, token: t.admin.token, headers: { 'content-type': 'application/merge-patch+json' }, payload: JSON.stringify({ address: '2 Side Street, Springfield' }) });
+      expect(edited.statusCode, edited.body).toBe(200);
+
+      // The page's copy is stale: the fix is refused, said, and the page shows the order as it is now.
+      await shortage.getByRole('button', { name: 'Order 2 instead' }).click();
+      await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toContain('This order changed in the meantime, so nothing was changed: it has been reloaded.');
+      await expect.poll(() => page.locator('.address').textContent(), WAIT).toBe('2 Side Street, Springfield');
+      expect(patches).toHaveLength(1);
+      expect(patches[0]).toMatch(/^"[\w-]+"$/);
+      const kept = await t.request({ method: 'GET', url: `/api/v1/orders/${orderId}`, token: t.admin.token });
+      expect(kept.json<{ address: string; items: { quantity: number }[] }>()).toMatchObject({ address: '2 Side Street, Springfield', items: [{ quantity: 5 }] });
+
+      // From the fresh copy the same fix goes through, and keeps the other tab's edit.
+      await page.getByRole('button', { name: 'Confirm order' }).click();
+      await shortage.getByRole('button', { name: 'Order 2 instead' }).click();
+      await expect.poll(() => page.getByRole('row').filter({ hasText: 'Bread at home' }).getByRole('cell').first().textContent(), WAIT).toBe('2');
+      expect(await page.getByRole('alert').count()).toBe(0);
+      const fixed = await t.request({ method: 'GET', url: `/api/v1/orders/${orderId}`, token: t.admin.token });
+      expect(fixed.json<{ address: string; items: { quantity: number }[] }>()).toMatchObject({ address: '2 Side Street, Springfield', items: [{ quantity: 2 }] });
+      expect(problems).toEqual([]);
+    } finally {
+      page.off('request', onRequest);
+      await page.unroute(deaf);
+    }
   });
 
   it('signs in (not up) from the cart with the sign-in form, and keeps the cart across the redirect', { timeout: 120_000 }, async () => {

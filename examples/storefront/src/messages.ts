@@ -26,7 +26,8 @@ const SENTENCES: Partial<Record<ProblemSlug, string>> = {
   'insufficient-stock': "Sorry, we don't have enough of an item in stock. Lower its quantity or remove it, then try again.",
   'order-has-payment': 'This order has already been paid.',
   conflict: 'This changed in the meantime. Reload the page and try again.',
-  'precondition-failed': 'This order changed in the meantime. Reload the page and try again.',
+  // Only the order page's stock fix sends If-Match, and it reads the order again on a 412.
+  'precondition-failed': 'This order changed in the meantime, so nothing was changed: it has been reloaded. Check it and try again.',
   'idempotency-key-in-use': 'Your payment is still being processed. Wait a moment, then reload the page.',
   'idempotency-key-mismatch': 'This payment was already started with other details. Reload the page to see where it stands.',
   'rate-limited': 'Too many tries just now. Wait a minute and try again.',

@@ -3,7 +3,7 @@
  * payments. The status is live: the order's events arrive over server-sent events
  * (`orders.onChange`), and the page reads the order again on each.
  */
-import { idempotent, isProblem, type RouterOutputs } from '@order-service/client';
+import { entityTag, idempotent, isProblem, unchangedSince, type RouterOutputs } from '@order-service/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ErrorMessage, Link, Loading, PageTitle } from '../components.tsx';
 import { formatTime } from '../dates.ts';
@@ -168,13 +168,17 @@ export function OrderPage({ id }: { id: number }) {
           busy={busy !== undefined}
           onChange={async (items) => {
             // Lines change only in draft (docs/api.md#orders): the shopper fixes them here, then confirms again.
+            // The patch replaces every line from this page's copy of the order, so it is sent only if
+            // the order is still that copy (If-Match, docs/api.md#preconditions): a change made
+            // meanwhile (another tab) is refused with 412, never overwritten; the page reads it again.
             if (inFlight.current) return;
             inFlight.current = true;
             try {
-              setOrder(await client.orders.patch.mutate({ id, format: 'merge-patch', document: { items } }));
+              setOrder(await client.orders.patch.mutate({ id, format: 'merge-patch', document: { items } }, unchangedSince(await entityTag(order))));
               setError(undefined);
             } catch (e) {
               setError(e);
+              if (isProblem(e, 'precondition-failed')) await load().catch(() => undefined);
             } finally {
               inFlight.current = false;
             }
