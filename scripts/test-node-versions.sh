@@ -5,7 +5,7 @@
 #   NODE_VERSIONS_TESTS="test/api/orders.test.ts" bash scripts/test-node-versions.sh 22
 # Each version comes from the npm registry's `node` package, which ships the binaries (npx caches
 # it: the first run downloads about 30 MB per version). The slice runs on PGlite: the pure rules
-# (test/unit), the procedures (test/caller), the API over HTTP for products and orders (fastify's
+# (test/unit), the API over HTTP for products and orders (fastify's
 # inject, and so cookie@2, which wants Node 22), and the production bundle built and started
 # under that version (its service process runs on the same node). The whole suite runs once, on
 # the machine's Node, in `npm test`.
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 versions=("$@")
 [ "${#versions[@]}" -gt 0 ] || versions=(22 24)
-read -r -a tests <<<"${NODE_VERSIONS_TESTS:-test/unit test/caller test/api/products.test.ts test/api/orders.test.ts test/api/production-bundle.test.ts}"
+read -r -a tests <<<"${NODE_VERSIONS_TESTS:-test/unit test/api/products.test.ts test/api/orders.test.ts test/api/production-bundle.test.ts}"
 
 for version in "${versions[@]}"; do
   printf 'node-versions: Node %s: %s\n' "$version" "${tests[*]}"
