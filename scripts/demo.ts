@@ -4,20 +4,23 @@
  * starts the service on PGlite in memory (nothing is kept: every demo starts from the same seed)
  * with both examples' origins allowed (CORS); seeds a catalogue, a customer and an admin, whose
  * generated passwords it prints once; registers both examples' OAuth clients; serves both with
- * Vite's dev server; and prints the three URLs. Ctrl-C (SIGINT) or SIGTERM stops the three
- * processes it started, and nothing else, then exits.
+ * Vite's dev server; and prints the three URLs. Ctrl-C (SIGINT) or SIGTERM stops the processes it
+ * started, and nothing else, at any step (the packing's tsc and npm too), removes its temporary
+ * directories, then exits; a process that ignores SIGTERM gets SIGKILL after 10 s or at a second
+ * Ctrl-C (CommandProcesses in scripts/examples.ts).
  *
  *   npm run demo        # service http://127.0.0.1:3000, storefront :5173, admin console :5174
  *   PORT=3100 STOREFRONT_PORT=5273 ADMIN_CONSOLE_PORT=5274 npm run demo
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import {
   ADMIN_CONSOLE,
   adminToken,
+  CommandProcesses,
   ensurePortFree,
   exampleOrigin,
   examplePort,
@@ -44,41 +47,25 @@ function prefixed(child: ChildProcess, name: string): void {
   }
 }
 
-const children = new Map<ChildProcess, string>();
-let stopping = false;
+const processes = new CommandProcesses();
+const stopping = (): boolean => processes.stopping;
 
-/** Stops the children this command started (by their handles, never by name) and exits once all have. */
-function stop(exitCode: number): void {
-  if (stopping) return;
-  stopping = true;
-  process.exitCode = exitCode;
-  const running = [...children.keys()].filter((child) => child.exitCode === null && child.signalCode === null);
-  if (running.length === 0) process.exit(exitCode);
-  console.log(`Stopping ${running.map((child) => children.get(child)).join(', ')}...`);
-  let left = running.length;
-  for (const child of running) {
-    child.once('exit', () => {
-      left -= 1;
-      if (left === 0) process.exit(exitCode);
-    });
-    child.kill('SIGTERM');
-  }
-}
-
+/** Tracks a long-running child (the service, a dev server) and prints its lines under its name. */
 function started(child: ChildProcess, name: string): ChildProcess {
-  children.set(child, name);
+  processes.add(child, name);
   prefixed(child, name);
-  // One of the three ending on its own ends the demo: half a demo is a confusing one.
-  child.once('exit', (code, signal) => {
-    if (stopping) return;
+  // One of the three ending on its own ends the demo: half a demo is a confusing one. On 'close',
+  // not 'exit': its output has drained by then, so its own last line (why it ended) is printed.
+  child.once('close', (code, signal) => {
+    if (stopping()) return;
     console.error(`${name} ended (${signal ?? `exit ${code}`}); stopping the demo.`);
-    stop(1);
+    processes.stop(1);
   });
   return child;
 }
 
-process.on('SIGINT', () => stop(0));
-process.on('SIGTERM', () => stop(0));
+process.on('SIGINT', () => processes.stop(0));
+process.on('SIGTERM', () => processes.stop(0));
 
 /** A customer who signs up through the API (no token needed), as the storefront's sign-up page would. */
 async function createCustomer(serviceUrl: string, customer: { email: string; name: string; password: string }): Promise<void> {
@@ -94,20 +81,20 @@ async function main(): Promise<void> {
   for (const example of examples) await ensurePortFree(host, examplePort(example), example.portVariable);
 
   console.log('Packing @order-service/client once and installing it into both examples...');
-  const packDir = mkdtempSync(join(tmpdir(), 'order-service-demo-'));
+  const packDir = processes.temporaryDirectory(mkdtempSync(join(tmpdir(), 'order-service-demo-')));
   try {
-    const tarball = await packClient(packDir);
-    await Promise.all(examples.map((example) => installExample(example, tarball)));
+    const tarball = await packClient(packDir, processes);
+    await Promise.all(examples.map((example) => installExample(example, tarball, processes)));
   } finally {
-    rmSync(packDir, { recursive: true, force: true });
+    processes.removeTemporary(packDir);
   }
-  if (stopping) return;
+  if (stopping()) return;
 
   console.log(`Starting the service on PGlite in memory at http://${host}:${servicePort}...`);
   const admin = { email: 'admin@example.com', password: generatedPassword() };
   const customer = { email: 'customer@example.com', name: 'Demo customer', password: generatedPassword() };
   const service = await startService({ host, port: servicePort, admin, stdio: 'pipe', onSpawn: (child) => started(child, 'service') });
-  if (stopping) return;
+  if (stopping()) return;
   const token = await adminToken(service.serviceUrl, admin.email, admin.password);
   const asAdmin = { serviceUrl: service.serviceUrl, token };
   await seedProducts(asAdmin);
@@ -117,12 +104,12 @@ async function main(): Promise<void> {
   const servers: { origin: string; child: ChildProcess }[] = [];
   for (const [example, origin] of origins) {
     const clientId = await registerExampleClient(example, asAdmin, `${origin}/callback`);
-    if (stopping) return;
+    if (stopping()) return;
     const child = started(startDevServer(example, origin, { serviceUrl: service.serviceUrl, clientId }, 'pipe'), example === STOREFRONT ? 'storefront' : 'admin');
     servers.push({ origin, child });
   }
   await Promise.all(servers.map(({ origin, child }) => waitFor(origin, 600_000, child)));
-  if (stopping) return;
+  if (stopping()) return;
 
   console.log(
     [
@@ -140,7 +127,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (stopping) return;
+  // Stopping aborts the step under way: its failure is the stop's, not news.
+  if (stopping()) return;
   console.error(error instanceof Error ? error.message : error);
-  stop(1);
+  processes.stop(1);
 });

@@ -12,17 +12,111 @@
  *
  * The steps are exported for the demo and the examples' browser tests (test/browser/).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess, type ExecFileOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');
 const sdkDir = join(root, 'client-sdk');
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
+
+/** How long a process stopped with SIGTERM has before it gets SIGKILL. */
+const KILL_AFTER_MS = 10_000;
+
+/**
+ * What a command (the demo, an example command) started and created, so that a stop, at any step,
+ * ends it and leaves nothing behind: the processes (the steps' npm, tsc and npm pack as well as
+ * the service and Vite), by their handles, never by name, and the temporary directories.
+ * `signal` is aborted on stop: a step waiting on a process fails at once, and none starts after.
+ */
+export class CommandProcesses {
+  readonly #abort = new AbortController();
+  /** Processes whose stdio has not closed yet: their last lines may still be on the way. */
+  readonly #open = new Map<ChildProcess, string>();
+  readonly #temporary = new Set<string>();
+  #stopping = false;
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  /** Tracks `child` until it has closed (exited and its output drained). */
+  add(child: ChildProcess, name: string): ChildProcess {
+    // Started by a step that was already under way when the stop came (the signal stops the next).
+    if (this.#stopping) child.kill('SIGTERM');
+    this.#open.set(child, name);
+    child.once('close', () => this.#open.delete(child));
+    return child;
+  }
+
+  /** A directory the command removes on stop, whatever step it was at. */
+  temporaryDirectory(path: string): string {
+    this.#temporary.add(path);
+    return path;
+  }
+
+  removeTemporary(path: string): void {
+    rmSync(path, { recursive: true, force: true });
+    this.#temporary.delete(path);
+  }
+
+  /**
+   * Aborts the steps, sends SIGTERM to every process still open, and once all have closed removes
+   * the temporary directories and exits with `exitCode`. A process still open after
+   * KILL_AFTER_MS, or at a second stop (a second Ctrl-C), gets SIGKILL: one that ignores SIGTERM
+   * cannot hang the command.
+   */
+  stop(exitCode: number): void {
+    if (this.#stopping) {
+      for (const child of this.#open.keys()) child.kill('SIGKILL');
+      return;
+    }
+    this.#stopping = true;
+    process.exitCode = exitCode;
+    this.#abort.abort();
+    const open = [...this.#open];
+    const finish = () => {
+      for (const path of [...this.#temporary]) this.removeTemporary(path);
+      process.exit(exitCode);
+    };
+    if (open.length === 0) return finish();
+    console.log(`Stopping ${open.map(([, name]) => name).join(', ')}...`);
+    const escalation = setTimeout(() => {
+      for (const [child] of open) child.kill('SIGKILL');
+    }, KILL_AFTER_MS);
+    let left = open.length;
+    for (const [child] of open) {
+      const closed = () => {
+        left -= 1;
+        if (left > 0) return;
+        clearTimeout(escalation);
+        finish();
+      };
+      if (this.#open.has(child)) child.once('close', closed);
+      else closed();
+      child.kill('SIGTERM');
+    }
+  }
+}
+
+/**
+ * execFile, with the process tracked by `processes` (ended on its stop, whose signal aborts it);
+ * none starts once the command is stopping.
+ */
+async function run(file: string, args: string[], options: ExecFileOptions & { maxBuffer?: number }, processes?: CommandProcesses): Promise<{ stdout: string; stderr: string }> {
+  processes?.signal.throwIfAborted();
+  const running = execFileAsync(file, args, { ...options, encoding: 'utf8', ...(processes ? { signal: processes.signal } : {}) });
+  processes?.add(running.child, [file === process.execPath ? 'node' : file, ...args.slice(0, 1)].join(' '));
+  return running;
+}
 
 /** One front-end example: its folder, its OAuth client's name and scopes, where its dev server listens. */
 export interface Example {
@@ -76,17 +170,19 @@ function packedFile(stdout: string, destination: string): string {
  * test/sdk/client-package.test.ts) would remove the files the other is packing (`ENOENT
  * client-sdk/dist/...`). After changing a procedure, `npm run client:router-types` first.
  */
-export async function packClient(destination: string): Promise<string> {
+export async function packClient(destination: string, processes?: CommandProcesses): Promise<string> {
   mkdirSync(destination, { recursive: true });
   // Inside the repository, so the compile finds @trpc/client and oauth4webapi in node_modules.
   const copy = mkdtempSync(join(root, 'examples/.client-build-'));
+  processes?.temporaryDirectory(copy);
   try {
     for (const name of ['package.json', 'README.md', 'tsconfig.json', 'src']) cpSync(join(sdkDir, name), join(copy, name), { recursive: true });
-    await run(process.execPath, [tsc, '-p', join(copy, 'tsconfig.json')], { cwd: copy });
-    const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination], { cwd: copy, maxBuffer: 16 << 20 });
+    await run(process.execPath, [tsc, '-p', join(copy, 'tsconfig.json')], { cwd: copy }, processes);
+    const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination], { cwd: copy, maxBuffer: 16 << 20 }, processes);
     return packedFile(stdout, destination);
   } finally {
-    rmSync(copy, { recursive: true, force: true });
+    if (processes) processes.removeTemporary(copy);
+    else rmSync(copy, { recursive: true, force: true });
   }
 }
 
@@ -97,13 +193,13 @@ const npmQuiet = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=err
  * packed client from its tarball, as `npm install @order-service/client` would bring it (without
  * writing it into the example's package.json: the tarball's path is this machine's).
  */
-export async function installExample(example: Example, tarball: string): Promise<void> {
+export async function installExample(example: Example, tarball: string, processes?: CommandProcesses): Promise<void> {
   const installed = join(example.dir, 'node_modules/.package-lock.json');
   const lock = join(example.dir, 'package-lock.json');
   if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtimeMs) {
-    await run('npm', ['ci', ...npmQuiet], { cwd: example.dir });
+    await run('npm', ['ci', ...npmQuiet], { cwd: example.dir }, processes);
   }
-  await run('npm', ['install', '--no-save', ...npmQuiet, tarball], { cwd: example.dir });
+  await run('npm', ['install', '--no-save', ...npmQuiet, tarball], { cwd: example.dir }, processes);
 }
 
 /** Type-checks the example (strict) against the installed package: answers tsc's complaints, '' when none. */
@@ -318,21 +414,33 @@ export async function allowsOrigin(serviceUrl: string, origin: string): Promise<
   return allowed === origin || allowed === '*';
 }
 
-/** The whole command: pack and install, a service (started or given), the OAuth client, sample products, Vite's dev server. */
+/**
+ * The whole command: pack and install, a service (started or given), the OAuth client, sample
+ * products, Vite's dev server. Ctrl-C (SIGINT) or SIGTERM stops it at any step, the packing and
+ * installing too (CommandProcesses); a failing step stops what was started and exits 1.
+ */
 export async function runExample(example: Example): Promise<void> {
+  const processes = new CommandProcesses();
+  process.on('SIGINT', () => processes.stop(0));
+  process.on('SIGTERM', () => processes.stop(0));
+  try {
+    await setUpExample(example, processes);
+  } catch (error) {
+    // Stopping aborts the step under way: its failure is the stop's, not news.
+    if (processes.stopping) return;
+    console.error(error instanceof Error ? error.message : error);
+    processes.stop(1);
+  }
+}
+
+async function setUpExample(example: Example, processes: CommandProcesses): Promise<void> {
   const host = '127.0.0.1';
   const appOrigin = exampleOrigin(example, host);
   await ensurePortFree(host, examplePort(example), example.portVariable);
-  const children: ChildProcess[] = [];
-  const stop = () => {
-    for (const child of children) child.kill('SIGTERM');
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
 
   console.log(`Packing @order-service/client and installing it into ${example.dir}...`);
-  const tarball = await packClient(join(example.dir, '.client'));
-  await installExample(example, tarball);
+  const tarball = await packClient(join(example.dir, '.client'), processes);
+  await installExample(example, tarball, processes);
 
   let admin: Admin;
   const given = process.env.ORDER_SERVICE_URL;
@@ -348,11 +456,18 @@ export async function runExample(example: Example): Promise<void> {
     await ensurePortFree(host, servicePort, 'PORT');
     const credentials = { email: 'admin@example.com', password: generatedPassword() };
     console.log(`Starting the service on PGlite in memory at http://${host}:${servicePort}...`);
-    const service = await startService({ host, port: servicePort, admin: credentials });
-    children.push(service.child);
-    service.child.on('exit', (code) => {
-      if (code !== 0 && code !== null) process.exitCode = code;
-      stop();
+    processes.signal.throwIfAborted();
+    const service = await startService({
+      host,
+      port: servicePort,
+      admin: credentials,
+      onSpawn: (child) => {
+        processes.add(child, 'the service');
+        // 'close': its last lines (why it stopped) are out before the command exits.
+        child.once('close', (code) => {
+          if (!processes.stopping) processes.stop(code === 0 || code === null ? 0 : code);
+        });
+      },
     });
     admin = { serviceUrl: service.serviceUrl, token: await adminToken(service.serviceUrl, credentials.email, credentials.password) };
     console.log(`  The shop's admin: ${credentials.email} / ${credentials.password}`);
@@ -363,9 +478,11 @@ export async function runExample(example: Example): Promise<void> {
   console.log(`OAuth client ${clientId} (public, PKCE, redirect ${appOrigin}/callback); ${added} sample products added.`);
   console.log(`The app: ${appOrigin}`);
 
-  const dev = startDevServer(example, appOrigin, { serviceUrl: admin.serviceUrl, clientId });
-  children.push(dev);
-  dev.on('exit', stop);
+  processes.signal.throwIfAborted();
+  const dev = processes.add(startDevServer(example, appOrigin, { serviceUrl: admin.serviceUrl, clientId }), "Vite's dev server");
+  dev.once('close', (code) => {
+    if (!processes.stopping) processes.stop(code === 0 || code === null ? 0 : 1);
+  });
 }
 
 /** Runs `example` when the calling script is the one node started. */

@@ -10,14 +10,20 @@ import { resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserTestsRun as runs, launchChromium, WAIT, watch } from '../helpers/browser.ts';
-import { freePort } from '../helpers/ports.ts';
-import { collectLines, descendants, killTree, lineOf, running } from '../helpers/process-tree.ts';
+import { collectLines, descendants, killTree, lineOf, running, withFreePorts } from '../helpers/process-tree.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 /** scripts/demo.ts's last line once the three are up. */
 const READY = 'The demo is ready. Ctrl-C stops it.';
 
 let demo: ChildProcess;
+
+/** scripts/demo.ts with these settings, its lines collected into `lines`. */
+function startDemo(env: NodeJS.ProcessEnv, lines: string[]): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  collectLines(child, lines);
+  return child;
+}
 const output: string[] = [];
 let browser: Browser;
 /** What the demo printed: its URLs and the two accounts. */
@@ -36,14 +42,11 @@ const login = (label: string): [string, string] => {
 
 beforeAll(async () => {
   if (!runs) return;
-  const [port, storefrontPort, adminPort] = [await freePort(), await freePort(), await freePort()];
-  demo = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PORT: String(port), STOREFRONT_PORT: String(storefrontPort), ADMIN_CONSOLE_PORT: String(adminPort) },
+  await withFreePorts(3, async ([port, storefrontPort, adminPort]) => {
+    output.length = 0;
+    demo = startDemo({ PORT: String(port), STOREFRONT_PORT: String(storefrontPort), ADMIN_CONSOLE_PORT: String(adminPort) }, output);
+    await lineOf(demo, output, (line) => line === READY);
   });
-  collectLines(demo, output);
-  await lineOf(demo, output, (line) => line === READY);
   printed = {
     service: printedLine('Service').split(/\s+/)[0] ?? '',
     storefront: printedLine('Storefront'),

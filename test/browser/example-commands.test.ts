@@ -13,32 +13,48 @@ import { resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { browserTestsRun as runs, launchChromium, WAIT, watch } from '../helpers/browser.ts';
 import { freePort } from '../helpers/ports.ts';
-import { collectLines, killTree, lineOf } from '../helpers/process-tree.ts';
+import { collectLines, killTree, lineOf, withFreePorts } from '../helpers/process-tree.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 
 interface Command {
+  /** The last attempt's process and lines (a port taken meanwhile makes a new attempt). */
   child: ChildProcess;
   lines: string[];
+  /** The ports it was started with, once it is up. */
+  ports: number[];
   /** The app's origin, from its `The app: <origin>` line, once it answers. */
   app: Promise<string>;
 }
 
 const commands: Command[] = [];
 
-/** `npm run example:<name>`'s script, with its ports (and any other setting) from `env`. */
-function start(script: string, env: NodeJS.ProcessEnv): Command {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  const lines: string[] = [];
-  collectLines(child, lines);
-  const app = lineOf(child, lines, (line) => line.startsWith('The app: ')).then(async (line) => {
+/**
+ * `npm run example:<name>`'s script, with its settings from `envOf` given `portCount` free ports;
+ * started again on new ones if a port was taken between freePort() and its bind.
+ */
+function start(script: string, portCount: number, envOf: (ports: number[]) => NodeJS.ProcessEnv): Command {
+  const command = { lines: [] as string[], ports: [] as number[] } as Command;
+  commands.push(command);
+  command.app = withFreePorts(portCount, async (ports) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...envOf(ports) } });
+    const lines: string[] = [];
+    Object.assign(command, { child, lines, ports });
+    collectLines(child, lines);
+    const line = await lineOf(child, lines, (l) => l.startsWith('The app: '));
     const origin = line.slice('The app: '.length).trim();
-    // Vite's dev server starts after that line. Generous: the machine may be loaded.
-    await expect.poll(() => fetch(origin).then((r) => r.ok, () => false), { timeout: 600_000, interval: 500 }).toBe(true);
+    // Vite's dev server starts after that line (a taken port ends the command: a new attempt). Generous: the machine may be loaded.
+    await expect
+      .poll(
+        () => {
+          if (child.exitCode !== null) throw new Error(`the command ended (${child.exitCode}):\n${lines.join('\n')}`);
+          return fetch(origin).then((r) => r.ok, () => false);
+        },
+        { timeout: 600_000, interval: 500 },
+      )
+      .toBe(true);
     return origin;
   });
-  const command = { child, lines, app };
-  commands.push(command);
   return command;
 }
 
@@ -51,7 +67,7 @@ async function stop(command: Command): Promise<number | null> {
 }
 
 afterAll(() => {
-  for (const command of commands) killTree(command.child);
+  for (const command of commands) killTree(command.child as ChildProcess | undefined);
 });
 
 describe.skipIf(!runs)('the example commands, as docs/examples.md runs them', () => {
@@ -61,14 +77,13 @@ describe.skipIf(!runs)('the example commands, as docs/examples.md runs them', ()
   let laterConsolePort: number;
 
   it('example:storefront and example:admin started at the same time both come up (neither crashes packing the client)', { timeout: 900_000 }, async () => {
-    const [servicePort, shopPort, adminServicePort, adminPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     laterConsolePort = await freePort();
-    storefront = start('scripts/example-storefront.ts', { PORT: String(servicePort), STOREFRONT_PORT: String(shopPort), ADMIN_CONSOLE_PORT: String(laterConsolePort) });
-    const admin = start('scripts/example-admin.ts', { PORT: String(adminServicePort), ADMIN_CONSOLE_PORT: String(adminPort) });
+    storefront = start('scripts/example-storefront.ts', 2, ([servicePort, shopPort]) => ({ PORT: String(servicePort), STOREFRONT_PORT: String(shopPort), ADMIN_CONSOLE_PORT: String(laterConsolePort) }));
+    const admin = start('scripts/example-admin.ts', 2, ([adminServicePort, adminPort]) => ({ PORT: String(adminServicePort), ADMIN_CONSOLE_PORT: String(adminPort) }));
     const [shop, console] = await Promise.all([storefront.app, admin.app]);
-    expect(shop).toBe(`http://127.0.0.1:${shopPort}`);
-    expect(console).toBe(`http://127.0.0.1:${adminPort}`);
-    storefrontService = `http://127.0.0.1:${servicePort}`;
+    expect(shop).toBe(`http://127.0.0.1:${storefront.ports[1]}`);
+    expect(console).toBe(`http://127.0.0.1:${admin.ports[1]}`);
+    storefrontService = `http://127.0.0.1:${storefront.ports[0]}`;
     // Only one console at a time is needed from here on.
     expect(await stop(admin)).toBe(0);
   });
@@ -79,7 +94,8 @@ describe.skipIf(!runs)('the example commands, as docs/examples.md runs them', ()
     const adminLine = storefront.lines.find((line) => line.includes("The shop's admin: ")) ?? '';
     const [, email = '', password = ''] = /The shop's admin: (\S+) \/ (\S+)/.exec(adminLine) ?? [];
 
-    const console = start('scripts/example-admin.ts', { ORDER_SERVICE_URL: storefrontService, TOKEN: token, ADMIN_CONSOLE_PORT: String(laterConsolePort) });
+    // Its port is the one the storefront's service allows (CORS): a new attempt would take it again.
+    const console = start('scripts/example-admin.ts', 0, () => ({ ORDER_SERVICE_URL: storefrontService, TOKEN: token, ADMIN_CONSOLE_PORT: String(laterConsolePort) }));
     const origin = await console.app;
 
     const browser = await launchChromium();

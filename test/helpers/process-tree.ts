@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { freePort } from './ports.ts';
 
 /** `/proc/<pid>/stat` after the command's name (which may hold spaces and parentheses): state, ppid, ... */
 function statFields(pid: number | string): string[] | undefined {
@@ -74,4 +75,21 @@ export function killTree(child: ChildProcess | undefined): void {
   const under = descendants(child.pid);
   child.kill('SIGKILL');
   for (const pid of under) if (running(pid)) process.kill(pid, 'SIGKILL');
+}
+
+/**
+ * Runs `attempt` with `count` ports free right now, and again with new ones when it fails because
+ * one was taken in between (the command's output, which lineOf's failure carries, says a port "is
+ * in use"): another suite running beside may bind a port between freePort() and the command.
+ */
+export async function withFreePorts<T>(count: number, attempt: (ports: number[]) => Promise<T>, attempts = 3): Promise<T> {
+  for (let left = attempts; ; left -= 1) {
+    const ports: number[] = [];
+    for (let i = 0; i < count; i += 1) ports.push(await freePort());
+    try {
+      return await attempt(ports);
+    } catch (error) {
+      if (left <= 1 || !(error instanceof Error && / in use/.test(error.message))) throw error;
+    }
+  }
 }
