@@ -4,7 +4,7 @@
  * each step by the role that may take it, and the refusals arriving as typed problems.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrderServiceClient, isProblem, type OrderServiceClient } from '../../client-sdk/src/index.ts';
+import { createOrderServiceClient, entityTag, isProblem, unchangedSince, type OrderServiceClient } from '../../client-sdk/src/index.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 
 let t: TestApp;
@@ -89,5 +89,27 @@ describe('metadata patched through the typed client (docs/api.md#metadata)', () 
     const annotated = await admin.payments.patch.mutate({ id: payment.id, format: 'merge-patch', document: { metadata: { erp_id: 'ERP-5' } } });
     expect(annotated).toMatchObject({ amount: 1500, metadata: { erp_id: 'ERP-5' } });
     expect(await problemSlug(() => admin.payments.patch.mutate({ id: payment.id, format: 'merge-patch', document: { metadata: { note: 'x'.repeat(501) } } }))).toBe('/problems/validation-error');
+  });
+});
+
+/**
+ * The client computes a read's ETag from the body (/trpc answers carry no headers): it must be the
+ * tag REST sends for the same resource (docs/api.md#caching), or every If-Match the client sends
+ * would be 412. A change to the service's tag that the client does not follow fails here.
+ */
+describe("the client's entityTag is the ETag a REST read sends", () => {
+  it('for an order, a product and a user, and unchangedSince(tag) refuses a stale one with 412', async () => {
+    const product = await admin.products.create.mutate({ sku: `TAG-${Date.now()}`, name: 'Tagged mug', category: 'kitchen', price: 900, stock: 5 });
+    const order = await shopper.orders.create.mutate({ items: [{ product_id: product.id, quantity: 1 }], address: '1 Main St' });
+    const read = async (path: string) => (await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${t.admin.token}` } })).headers.get('etag');
+    expect(await entityTag(await admin.orders.get.query({ id: order.id }))).toBe(await read(`/api/v1/orders/${order.id}`));
+    expect(await entityTag(await admin.products.get.query({ id: product.id }))).toBe(await read(`/api/v1/products/${product.id}`));
+    expect(await entityTag(await admin.users.get.query({ id: customer.id }))).toBe(await read(`/api/v1/users/${customer.id}`));
+
+    const tag = await entityTag(await shopper.orders.get.query({ id: order.id }));
+    await shopper.orders.patch.mutate({ id: order.id, format: 'merge-patch', document: { address: '2 Tagged Ter' } }, unchangedSince(tag));
+    expect(await problemSlug(() => shopper.orders.patch.mutate({ id: order.id, format: 'merge-patch', document: { address: '3 Lost Ln' } }, unchangedSince(tag)))).toBe(
+      '/problems/precondition-failed',
+    );
   });
 });
