@@ -3,7 +3,9 @@ import { TokenService } from './auth/tokens.ts';
 import { buildApp } from './app.ts';
 import { bootstrapAdmin, bootstrapClients, passwordGrantCommand } from './bootstrap.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { pino } from 'pino';
 import { DataDirectoryLockedError, MigrationsPendingError, openDatabase } from './db/client.ts';
+import { migrationLockWaitMessage } from './db/migration-lock.ts';
 import { listenFailure, shutDown } from './http/lifecycle.ts';
 
 function readConfig(): Config {
@@ -19,12 +21,16 @@ function readConfig(): Config {
 }
 
 const config = readConfig();
+// The app's logger exists only once the database is open: until then a log of the same format and
+// level, for a start that waits for the migration lock (docs/operations.md#migrations).
+const startLog = pino({ level: config.logLevel });
 const database = await openDatabase({
   url: config.databaseUrl,
   dataDir: config.dataDir,
   poolSize: config.databasePoolSize,
   timeouts: config.databaseTimeouts,
   migrate: config.migrateOnStart,
+  onMigrationLockWait: (wait) => startLog.warn({ holderPid: wait.holderPid, waitedMs: Math.round(wait.waitedMs) }, migrationLockWaitMessage(wait)),
 }).catch(
   (error: unknown) => {
     // Another process on this PGlite directory, or a database not migrated yet while start must

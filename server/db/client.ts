@@ -8,7 +8,8 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import postgres from 'postgres';
 import { projectRoot } from '../lib/project-root.ts';
-import { guardLostConnections, lostConnectionOptions } from './postgres-js-lost-connections.ts';
+import { migrationLockWaitMessage, underMigrationLock, type MigrationLockWait } from './migration-lock.ts';
+import { guardLostConnections, lostConnectionOptions, singleSessionClient } from './postgres-js-lost-connections.ts';
 import * as schema from './schema.ts';
 
 export type Schema = typeof schema;
@@ -99,6 +100,11 @@ export interface OpenDatabaseOptions {
    */
   migrate?: boolean;
   /**
+   * Called every few seconds while another session holds the migration lock (PostgreSQL,
+   * docs/operations.md#migrations); by default a line on stderr (`migrationLockWaitMessage`).
+   */
+  onMigrationLockWait?: (wait: MigrationLockWait) => void;
+  /**
    * Called with the text of every statement the service runs (drizzle's logger): how tests count
    * statements (one per expansion per page, docs/api.md#expand). Unset in the service.
    */
@@ -134,37 +140,27 @@ async function pendingMigrations(db: Pick<Db, 'execute'>): Promise<number> {
 }
 
 /**
- * The PostgreSQL advisory lock every process's migrations run under (docs/api.md#migrations): one
- * number for this service, whatever else shares the server. Without it, instances started
- * together on a fresh database raced in drizzle's migrator: two `CREATE TABLE IF NOT EXISTS` of
- * its journal at once fail on `pg_type_typname_nsp_index`, and two transactions applying the same
- * migration fail on each other's objects.
- */
-const MIGRATION_LOCK_KEY = '7319604182259113573';
-
-/**
  * Applies the pending migrations with `apply`, or with `migrate: false` only checks there are
- * none, under the migration lock held by this session: the other processes wait (however long
- * the migrations take) and then find them applied. The lock is released on every path, and
- * closing the session releases it too. `db` must run everything on one connection (the
- * migrator's, `max: 1`; PGlite has only one), so the lock, the migrations and the unlock share a
- * session. On PGlite the lock changes nothing (its data directory has one process at a time),
- * and taking it keeps one code path for both.
+ * none, under the migration lock (migration-lock.ts, docs/operations.md#migrations): the other
+ * processes wait (however long the migrations take, saying so through `onWait`) and then find them
+ * applied. `db` must run everything on one session: the migrator's `singleSessionClient` on
+ * PostgreSQL; PGlite has only one. On PGlite the lock changes nothing (its data directory has one
+ * process at a time), and taking it keeps one code path for both.
  */
-async function migrateUnderLock(db: Pick<Db, 'execute'>, migrate: boolean, apply: () => Promise<void>): Promise<void> {
-  await db.execute(sql.raw(`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`));
-  try {
-    if (migrate) await apply();
-    else {
+async function migrateUnderLock(db: Pick<Db, 'execute'>, migrate: boolean, apply: () => Promise<void>, onWait: (wait: MigrationLockWait) => void): Promise<void> {
+  await underMigrationLock(
+    db,
+    async () => {
+      if (migrate) return apply();
       const pending = await pendingMigrations(db);
       if (pending > 0) throw new MigrationsPendingError(pending);
-    }
-  } finally {
-    // An unlock that fails (the connection is gone) has nothing left to release: the session's
-    // locks went with it. Its error must not hide the migrations' own.
-    await db.execute(sql.raw(`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`)).catch(() => undefined);
-  }
+    },
+    onWait,
+  );
 }
+
+/** Without an `onMigrationLockWait`, a waiting process says so on stderr (`npm run migrate`, the admin CLI). */
+const sayOnStderr = (wait: MigrationLockWait) => void process.stderr.write(`${migrationLockWaitMessage(wait)}\n`);
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const { url } = options;
@@ -214,11 +210,21 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   const poolSize = options.poolSize ?? 10;
   const connectTimeout = Math.max(1, Math.ceil(timeouts.connectTimeoutMs / 1000));
   // Migrations get a connection of their own: a long migration must not hit the request timeouts,
-  // and the migration lock is held by that one session (migrateUnderLock).
-  const migrator = postgres(url, { ...lostConnectionOptions, max: 1, onnotice: () => {}, connect_timeout: connectTimeout });
+  // and the migration lock is held by that one session, which must run the migrations too: a
+  // statement after its connection was lost is refused, never run on a new one (singleSessionClient).
+  const migrator = singleSessionClient(url, {
+    onnotice: () => {},
+    connect_timeout: connectTimeout,
+    connection: { application_name: 'order-service migrations' },
+  });
   try {
     const migratorDb = drizzlePostgres(migrator);
-    await migrateUnderLock(migratorDb as unknown as Db, options.migrate !== false, () => migratePostgres(migratorDb, { migrationsFolder }));
+    await migrateUnderLock(
+      migratorDb as unknown as Db,
+      options.migrate !== false,
+      () => migratePostgres(migratorDb, { migrationsFolder }),
+      options.onMigrationLockWait ?? sayOnStderr,
+    );
   } finally {
     await migrator.end({ timeout: 5 });
   }
@@ -266,7 +272,8 @@ async function openPglite(client: PGlite, migrate: boolean, release: () => void,
   const db = drizzlePglite(client, { schema, ...queryLogger(onQuery) }) as unknown as Db;
   try {
     const migratorDb = drizzlePglite(client);
-    await migrateUnderLock(migratorDb as unknown as Db, migrate, () => migratePglite(migratorDb, { migrationsFolder }));
+    // One process per database: the lock is always free here, so nobody waits for it.
+    await migrateUnderLock(migratorDb as unknown as Db, migrate, () => migratePglite(migratorDb, { migrationsFolder }), sayOnStderr);
   } catch (error) {
     if (!client.closed) await client.close();
     throw error;

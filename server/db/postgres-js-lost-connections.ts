@@ -3,8 +3,9 @@
  * terminated, a stalled process's transaction ended by `idle_in_transaction_session_timeout`, a
  * network reset). Checked on postgres.js 3.4.9; test/db/postgres-js-lost-connections.test.ts
  * makes each case happen and fails if an upgrade (of postgres.js or drizzle) changes what this
- * file relies on. Public API only: `begin`, `savepoint` and `unsafe` (all drizzle calls) and the
- * `fetch_types` option.
+ * file relies on (test/db/migration-lock.test.ts: `singleSessionClient`). Public API only:
+ * `begin`, `savepoint` and `unsafe` (all drizzle calls) and the `fetch_types`, `onclose`,
+ * `max_lifetime` and `idle_timeout` options.
  *
  * The defect (postgres.js issues #1066, #1154, #1208, #1216; open PRs #1168, #1215): a
  * transaction's scope keeps the connection it began on and sends to it without asking whether it
@@ -35,6 +36,8 @@
  * middle of a transaction; node-postgres is not installed, and moving drizzle to it would change
  * every statement's path (the prepared statements of statements.ts) to save this one file.
  */
+
+import postgres from 'postgres';
 
 /**
  * Options every postgres.js client of ours takes. `fetch_types: false`: on each new connection
@@ -95,8 +98,10 @@ const connectionClosed = (): Error => Object.assign(new Error("The transaction's
  * query methods drizzle calls on a statement (`values`, `raw`).
  */
 class RefusedStatement implements PromiseLike<never> {
+  constructor(private readonly refusal: () => Error = connectionClosed) {}
+
   then<A = never, B = never>(onFulfilled?: ((value: never) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<A | B> {
-    return Promise.reject(connectionClosed()).then(onFulfilled, onRejected);
+    return Promise.reject(this.refusal()).then(onFulfilled, onRejected);
   }
 
   values(): this {
@@ -172,4 +177,63 @@ function guardScope(scoped: ScopedClient, state: TransactionState): void {
       return savepoint(...args.slice(0, -1), (inner: unknown) => guardedScope(inner, work, state));
     };
   }
+}
+
+const sessionClosed = (): Error =>
+  Object.assign(new Error("The session's database connection was closed: a new connection would be another session, without its locks, so nothing more is run"), {
+    code: 'CONNECTION_CLOSED',
+  });
+
+/**
+ * A postgres.js client of one connection that is never replaced: once that connection is lost,
+ * every statement through the client is refused (CONNECTION_CLOSED) instead of being sent on a new
+ * connection. A new connection is a new session, without what the old one held: the migration lock
+ * (migration-lock.ts) is a session advisory lock. Lost means closed (the `onclose` option, called
+ * as each connection closes; here there is one), or a statement failed in a way that closes it (a
+ * socket error, a FATAL from PostgreSQL), since postgres.js hears of the close itself a moment
+ * later and would meanwhile queue a statement for the connection it then opens. For the same reason
+ * the client is for statements sent one at a time, each awaited (as drizzle's migrator does): one
+ * already queued behind another when the connection closes runs on the next. postgres.js's own
+ * reasons to close the connection are off: `max_lifetime` (by default it ends a connection 30 to 60
+ * minutes after it connected, whatever it is doing) and `idle_timeout`. Its transactions are
+ * guarded as the pool's (`guardLostConnections`).
+ *
+ * A reserved connection (`sql.reserve()`) would say "one session" more directly, but on
+ * postgres.js 3.4.9 it has neither `begin` nor `options`, both of which drizzle needs, and it too
+ * sends to a connection that has closed.
+ */
+export function singleSessionClient(url: string, options: Omit<postgres.Options<Record<string, never>>, 'max' | 'max_lifetime' | 'idle_timeout'>): postgres.Sql {
+  let lost = false;
+  const client = postgres(url, {
+    ...options,
+    ...lostConnectionOptions,
+    max: 1,
+    max_lifetime: null,
+    // 0: never (a PGIDLE_TIMEOUT in the environment would otherwise set one).
+    idle_timeout: 0,
+    onclose: (connection) => {
+      lost = true;
+      options.onclose?.(connection);
+    },
+  });
+  const sql = client as unknown as ScopedClient & { begin: (...args: unknown[]) => Promise<unknown> };
+  const unsafe = sql.unsafe;
+  sql.unsafe = (query, args, queryOptions) => {
+    if (lost) return new RefusedStatement(sessionClosed);
+    const statement = unsafe(query, args, queryOptions);
+    // Subscribed before the caller, so the mark is set before the caller hears of the failure.
+    (statement as Promise<unknown>).catch((error: unknown) => {
+      if (isLostConnection(error) || endsTheSession(error)) lost = true;
+    });
+    return statement;
+  };
+  const begin = sql.begin;
+  sql.begin = (...args) => (lost ? Promise.reject(sessionClosed()) : begin(...args));
+  return guardLostConnections(client);
+}
+
+/** PostgreSQL's FATAL (or PANIC) error: the server closes the session after sending it. */
+function endsTheSession(error: unknown): boolean {
+  const severity = error && typeof error === 'object' ? (error as { severity?: unknown }).severity : undefined;
+  return severity === 'FATAL' || severity === 'PANIC';
 }
