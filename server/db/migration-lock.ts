@@ -10,8 +10,12 @@
  * connection is gone instead of going on in a new session without the lock; PGlite has only one).
  */
 import { setTimeout as pause } from 'node:timers/promises';
-import { sql } from 'drizzle-orm';
-import type { Db } from './client.ts';
+import { sql, type SQL } from 'drizzle-orm';
+
+/** What the lock needs of a database: a statement run on its one session (client.ts's Db is one; not imported, which would make a circle). */
+interface Session {
+  execute(query: SQL): Promise<unknown>;
+}
 
 /** One number for this service, whatever else shares the server (advisory locks are per database). */
 export const MIGRATION_LOCK_KEY = '7319604182259113573';
@@ -47,7 +51,7 @@ const rowsOf = (result: unknown) => (Array.isArray(result) ? result : ((result a
  * `pg_advisory_lock`: no statement stays open for however long the holder takes, and while it is
  * held elsewhere `onWait` hears who holds it, at once and then every SAY_EVERY_MS.
  */
-export async function underMigrationLock<T>(db: Pick<Db, 'execute'>, work: () => Promise<T>, onWait: (wait: MigrationLockWait) => void): Promise<T> {
+export async function underMigrationLock<T>(db: Session, work: () => Promise<T>, onWait: (wait: MigrationLockWait) => void): Promise<T> {
   await takeMigrationLock(db, onWait);
   try {
     return await work();
@@ -58,7 +62,7 @@ export async function underMigrationLock<T>(db: Pick<Db, 'execute'>, work: () =>
   }
 }
 
-async function takeMigrationLock(db: Pick<Db, 'execute'>, onWait: (wait: MigrationLockWait) => void): Promise<void> {
+async function takeMigrationLock(db: Session, onWait: (wait: MigrationLockWait) => void): Promise<void> {
   const start = performance.now();
   let saidAt: number | undefined;
   for (;;) {
