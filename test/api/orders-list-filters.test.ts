@@ -87,6 +87,13 @@ describe('metadata[key]=value: orders whose metadata holds every given pair', ()
     const customer = await t.createUser('customer');
     expect(problemFields(expectProblem(await list('metadata=web', customer.token), 400, 'malformed-request'))).toEqual(['metadata']);
     expect(problemFields(expectProblem(await list('metadata[a]=1&metadata[a]=2', customer.token), 400, 'malformed-request'))).toEqual(['metadata[a]']);
+    // `metadata=` with nothing is an empty object as generators serialize it (schemathesis sent it
+    // without a token and got 400 before the 401 it expected): no member, no filter.
+    const all = await list('', customer.token);
+    const empty = await list('metadata=', customer.token);
+    expect(empty.statusCode, empty.body).toBe(200);
+    expect(empty.json<OrderListBody>().data).toEqual(all.json<OrderListBody>().data);
+    expectProblem(await t.request({ method: 'GET', url: `${ORDERS}?metadata=` }), 401, 'unauthorized');
     for (const name of ['status[a]', 'meta[a]', 'metadata[a][b]', 'sort[x]']) {
       const problem = expectProblem(await list(`${encodeURIComponent(name)}=1`, customer.token), 400, 'unknown-parameter');
       expect(problemFields(problem)).toEqual([name]);
