@@ -11,7 +11,7 @@
  * issuing function itself.
  */
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashPassword } from '../../server/auth/password.ts';
 import { oauthAuthorizationCodes, oauthClients, oauthRefreshTokens, signInFailures, users } from '../../server/db/schema.ts';
 import { issueForSignIn } from '../../server/oauth/issue.ts';
@@ -39,7 +39,19 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Until a session of this test's database waits for a lock: the racing call has reached the rows
+ * the test holds (a fixed pause raced it on a busy machine). pg_stat_activity is the cluster's:
+ * only this database's sessions count.
+ */
+const untilLockAwaited = () =>
+  vi.waitFor(
+    async () => {
+      const rows = await server.db.execute(sql`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+      expect((Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows).length).toBeGreaterThan(0);
+    },
+    { timeout: 60_000, interval: 20 },
+  );
 
 const passwordGrant = (client: TestClient, user: TestUser, password = TEST_PASSWORD) =>
   postToken(server.base, { grant_type: 'password', client_id: client.client.client_id, username: user.email, password });
@@ -55,7 +67,7 @@ async function race<T>(user: TestUser, client: TestClient, signIn: () => Promise
     await tx.execute(sql`select 1 from ${signInFailures} for update`);
     pending = signIn();
     // It reads the user's hash, then waits for the rows.
-    await sleep(400);
+    await untilLockAwaited();
     await meanwhile();
   });
   if (!pending) throw new Error('the sign-in was not started');
@@ -123,7 +135,7 @@ describe.runIf(onPostgres)('racing sign-ins on PostgreSQL', () => {
     await server.db.transaction(async (tx) => {
       await tx.execute(sql`select 1 from ${oauthClients} where ${oauthClients.id} = ${app.client.client_id} for update`);
       pending = grant();
-      await sleep(400);
+      await untilLockAwaited();
       await tx.delete(oauthClients).where(eq(oauthClients.id, app.client.client_id));
     });
     if (!pending) throw new Error('the grant was not started');
