@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { pino } from 'pino';
 import type { Caller } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
+import type { UnitOfWork } from '../db/unit-of-work.ts';
 import type { LiveEvents } from '../events/live.ts';
 import { MAX_LISTED_ERRORS } from '../errors/problems.ts';
 import { parseEntityTags } from '../lib/etag.ts';
@@ -52,7 +53,14 @@ export interface IdempotencySettings {
 export const defaultIdempotencySettings: IdempotencySettings = { ttlHours: 24, waitTimeoutMs: 10_000, fingerprintKey: 'order-service-local' };
 
 export interface Context {
+  /** The pool's handle: reads run on it, and a write's `transaction(work ?? db, ...)` begins there without `work`. */
   db: Db;
+  /**
+   * The unit of work the procedure continues, begun for it by the idempotency layer: with an
+   * `Idempotency-Key`, the key's row commits with what the procedure writes, so a creating
+   * service writes in `transaction(work ?? db, ...)` (server/db/unit-of-work.ts). Absent otherwise.
+   */
+  work: UnitOfWork | undefined;
   caller: Caller | null;
   requestId: string;
   /** The request's logger: its lines carry the request id. */
@@ -103,6 +111,7 @@ const silentLogger: FastifyBaseLogger = pino({ enabled: false });
 export function createContextInner(options: ContextInnerOptions): Context {
   return {
     db: options.db,
+    work: undefined,
     caller: options.caller ?? null,
     requestId: options.requestId ?? 'local',
     log: options.log ?? silentLogger,
