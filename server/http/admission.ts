@@ -1,6 +1,6 @@
 /**
  * What every request meets before its route: the headers every answer carries, and admission
- * (docs/api.md#authentication, docs/api.md#rate-limits): refused while the service stops, its
+ * (docs/api.md#authentication-and-authorization, docs/api.md#rate-limits): refused while the service stops, its
  * token verified once, counted against its limit, its `Accept` checked. Two Fastify plugins that
  * apply to the whole app (fastify-plugin), registered in this order before any route.
  */
