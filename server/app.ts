@@ -32,6 +32,7 @@ import { defaultIdempotencySettings, type IdempotencySettings } from './trpc/con
 import { purgeExpiredKeys } from './trpc/idempotency.ts';
 import { purgeOldEvents } from './modules/events/events.service.ts';
 import { LiveEvents } from './events/live.ts';
+import { readLiveEvents } from './modules/events/events.live.ts';
 import { WebhookWorker, type WebhookWorkerSettings } from './modules/webhooks/webhooks.worker.ts';
 import { defaultWebhookEndpointSettings, type WebhookEndpointSettings } from './lib/webhook-targets.ts';
 
@@ -196,7 +197,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   ];
   // Live order events for subscriptions (server/events/live.ts): their streams end when the
   // drain begins, and the LISTEN stops before the database closes.
-  const live = new LiveEvents(database.db, database.listen, {
+  const live = new LiveEvents(database.db, database.listen, readLiveEvents, {
     onError: (error) => app.log.error({ err: error }, 'live events: reading notified events failed'),
   });
   lifecycle.whenClosing(() => live.stop());

@@ -20,9 +20,8 @@
  * NOTIFYed on a channel of their own (revocations.ts), heard by every instance through the same
  * LISTEN connection, so a lost connection ends the streams and their reconnection is checked.
  */
-import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import type { Db, Listen } from '../db/client.ts';
-import { events, orders } from '../db/schema.ts';
+import type { events } from '../db/schema.ts';
 import { EVENTS_CHANNEL } from './outbox.ts';
 import { parseRevocation, REVOCATIONS_CHANNEL, type Revocation } from './revocations.ts';
 
@@ -65,21 +64,11 @@ export interface Holder {
   expiresAt?: number | undefined;
 }
 
-/** The columns every live read selects: the event, its order and the order's customer. */
-export const liveEventColumns = {
-  id: events.id,
-  seq: events.seq,
-  type: events.type,
-  apiVersion: events.apiVersion,
-  data: events.data,
-  createdAt: events.createdAt,
-  orderId: sql<number>`${events.orderId}`,
-  // A deleted order's events keep their customer in the order they recorded (`data.object`).
-  customerId: sql<number | null>`coalesce(${orders.customerId}, (${events.data} -> 'object' ->> 'customer_id')::integer)`,
-};
-
-/** Events of orders joined with their orders: the shape of every live read. */
-export const liveEventsFrom = (db: Db) => db.select(liveEventColumns).from(events).leftJoin(orders, eq(orders.id, events.orderId));
+/**
+ * Reads notified events by id, each with its order's customer: given by the events module
+ * (modules/events/events.live.ts), which may read the orders table this layer stands below.
+ */
+export type ReadLiveEvents = (db: Db, ids: string[]) => Promise<LiveEvent[]>;
 
 export interface Subscriber {
   /** The next event (undefined once ended: then `ended` says why). Waits until there is one. */
@@ -115,6 +104,7 @@ export interface LiveEventsOptions {
 export class LiveEvents {
   readonly #db: Db;
   readonly #listen: Listen;
+  readonly #read: ReadLiveEvents;
   readonly #maxQueue: number;
   readonly #maxPerOwner: number;
   readonly #owners = new Map<string, number>();
@@ -130,9 +120,10 @@ export class LiveEvents {
   #closed = false;
   #stopping = false;
 
-  constructor(db: Db, listen: Listen, options: LiveEventsOptions = {}) {
+  constructor(db: Db, listen: Listen, read: ReadLiveEvents, options: LiveEventsOptions = {}) {
     this.#db = db;
     this.#listen = listen;
+    this.#read = read;
     this.#maxQueue = options.maxQueue ?? 1000;
     this.#maxPerOwner = options.maxPerOwner ?? 16;
     this.resumeLimit = options.resumeLimit ?? 5000;
@@ -273,7 +264,7 @@ export class LiveEvents {
         const ids = this.#pending.splice(0, 500);
         let rows: LiveEvent[];
         try {
-          rows = await liveEventsFrom(this.#db).where(and(inArray(events.id, ids), isNotNull(events.orderId)));
+          rows = await this.#read(this.#db, ids);
         } catch (error) {
           this.#onError(error);
           // Those events are lost to the live streams: their clients resume from the table.

@@ -5,7 +5,7 @@
  */
 import { inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orders } from '../../server/db/schema.ts';
+import { orders } from '../../server/modules/orders/orders.table.ts';
 import { processCursors } from '../../server/lib/cursors.ts';
 import { createTestHarness } from '../../server/testing.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';

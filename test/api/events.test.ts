@@ -6,7 +6,8 @@
  */
 import { count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { events, webhookDeliveries, webhookEndpoints } from '../../server/db/schema.ts';
+import { events } from '../../server/db/schema.ts';
+import { webhookDeliveries, webhookEndpoints } from '../../server/modules/webhooks/webhooks.table.ts';
 import { eventTypes } from '../../server/events/catalogue.ts';
 import { transaction } from '../../server/db/client.ts';
 import { purgeOldEvents } from '../../server/modules/events/events.service.ts';

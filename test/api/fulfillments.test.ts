@@ -6,7 +6,7 @@
  */
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fulfillments } from '../../server/db/schema.ts';
+import { fulfillments } from '../../server/modules/fulfillments/fulfillments.table.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { alter } from '../helpers/bodies.ts';
 import {

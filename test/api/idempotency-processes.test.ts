@@ -8,7 +8,7 @@ import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenService } from '../../server/auth/tokens.ts';
 import { openDatabase, type Database } from '../../server/db/client.ts';
-import { payments } from '../../server/db/schema.ts';
+import { payments } from '../../server/modules/payments/payments.table.ts';
 import { createUserRow, TEST_JWT, type TestUser } from '../helpers/app.ts';
 import { onPostgres } from '../helpers/db.ts';
 import { productInput } from '../helpers/products.ts';

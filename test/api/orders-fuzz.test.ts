@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ORDER_STATUSES } from '../../server/db/schema.ts';
+import { ORDER_STATUSES } from '../../server/modules/orders/orders.table.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ownLinks } from '../helpers/orders.ts';
 import { createProduct } from '../helpers/products.ts';

@@ -8,7 +8,7 @@
  */
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orders } from '../../server/db/schema.ts';
+import { orders } from '../../server/modules/orders/orders.table.ts';
 import { ORDER_SORTS } from '../../server/modules/orders/orders.schemas.ts';
 import { createTestHarness, type TestHarness } from '../../server/testing.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';

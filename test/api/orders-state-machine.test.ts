@@ -4,7 +4,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ORDER_STATUSES } from '../../server/db/schema.ts';
+import { ORDER_STATUSES } from '../../server/modules/orders/orders.table.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { MERGE_PATCH, orderAction, orderInStatus, ORDERS, ownLinks, readOrder, type OrderBody, type OrderStatus as Status } from '../helpers/orders.ts';
 import { expectProblem } from '../helpers/problems.ts';

@@ -7,7 +7,9 @@
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ORDER_STATUSES, orders, products, users } from '../../server/db/schema.ts';
+import { users } from '../../server/db/schema.ts';
+import { ORDER_STATUSES, orders } from '../../server/modules/orders/orders.table.ts';
+import { products } from '../../server/modules/products/products.table.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import {
   createOrderScene,

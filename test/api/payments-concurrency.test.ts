@@ -6,7 +6,7 @@
  */
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payments } from '../../server/db/schema.ts';
+import { payments } from '../../server/modules/payments/payments.table.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDbKind } from '../helpers/db.ts';
 import { createOrderScene, draftOrder, orderAction, readOrder, type OrderScene } from '../helpers/orders.ts';

@@ -5,7 +5,7 @@
  */
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payments } from '../../server/db/schema.ts';
+import { payments } from '../../server/modules/payments/payments.table.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { alter } from '../helpers/bodies.ts';
 import {

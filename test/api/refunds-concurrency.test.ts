@@ -7,7 +7,7 @@
  */
 import { eq, sum } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refunds } from '../../server/db/schema.ts';
+import { refunds } from '../../server/modules/refunds/refunds.table.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDbKind } from '../helpers/db.ts';
 import { advanceOrder, createOrderScene, draftOrder, readOrder, stockOf, type OrderScene } from '../helpers/orders.ts';

@@ -16,7 +16,7 @@ import { appRouter, createCaller } from '../../server/router.ts';
 import { createContextInner } from '../../server/trpc/context.ts';
 import type { Meta } from '../../server/trpc/meta.ts';
 import { listProcedures } from '../../server/trpc/trpc-internals.ts';
-import { orders } from '../../server/db/schema.ts';
+import { orders } from '../../server/modules/orders/orders.table.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { createOrder, createOrderScene, orderAction, ORDERS } from '../helpers/orders.ts';
 import { PAYMENTS, payOrder } from '../helpers/payments.ts';

@@ -10,7 +10,8 @@ import { WebhookWorker } from '../../server/modules/webhooks/webhooks.worker.ts'
 import { DELIVERIES_CHANNEL, wakeWorkers } from '../../server/modules/webhooks/webhooks.signal.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
-import { events, webhookEndpoints } from '../../server/db/schema.ts';
+import { events } from '../../server/db/schema.ts';
+import { webhookEndpoints } from '../../server/modules/webhooks/webhooks.table.ts';
 import { createProduct } from '../helpers/products.ts';
 import { createEndpoint, startReceiver, type Receiver } from '../helpers/webhooks.ts';
 

@@ -12,6 +12,7 @@ import type { Db } from '../../server/db/client.ts';
 import { sql } from 'drizzle-orm';
 import { LiveEvents, type Listen, type LiveEventsOptions } from '../../server/events/live.ts';
 import { REVOCATIONS_CHANNEL } from '../../server/events/revocations.ts';
+import { readLiveEvents } from '../../server/modules/events/events.live.ts';
 import type { Caller } from '../../server/auth/tokens.ts';
 import { issueRefreshToken, newFamilyId, revokeFamily } from '../../server/oauth/refresh-tokens.ts';
 import { insertClient } from '../helpers/oauth.ts';
@@ -55,7 +56,7 @@ function handFedHub(db: Db, options: LiveEventsOptions = {}): { live: LiveEvents
     listened();
     return async () => {};
   };
-  const live = new LiveEvents(db, listen, options);
+  const live = new LiveEvents(db, listen, readLiveEvents, options);
   return { live, hear: (id) => onNotify(id), relisten: () => onListen() };
 }
 

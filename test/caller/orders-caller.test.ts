@@ -5,7 +5,8 @@
  */
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payments, products } from '../../server/db/schema.ts';
+import { payments } from '../../server/modules/payments/payments.table.ts';
+import { products } from '../../server/modules/products/products.table.ts';
 import { entityTag } from '../../server/lib/etag.ts';
 import { createTestHarness, type TestCaller, type TestHarness } from '../../server/testing.ts';
 import { createTestDatabase, onPostgres } from '../helpers/db.ts';

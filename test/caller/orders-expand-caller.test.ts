@@ -4,7 +4,8 @@
  * from the statements the database is sent (drizzle's logger, `onQuery`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fulfillments, payments } from '../../server/db/schema.ts';
+import { fulfillments } from '../../server/modules/fulfillments/fulfillments.table.ts';
+import { payments } from '../../server/modules/payments/payments.table.ts';
 import type { Expansion } from '../../server/modules/orders/orders.schemas.ts';
 import { createTestHarness, type TestCaller, type TestHarness } from '../../server/testing.ts';
 import { createTestDatabase } from '../helpers/db.ts';

@@ -5,7 +5,7 @@
  */
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payments } from '../../server/db/schema.ts';
+import { payments } from '../../server/modules/payments/payments.table.ts';
 import { createTestHarness, type TestCaller, type TestHarness } from '../../server/testing.ts';
 import { createTestDatabase, onPostgres } from '../helpers/db.ts';
 import { ownLinks, type OrderBody } from '../helpers/orders.ts';

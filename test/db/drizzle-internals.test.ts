@@ -8,7 +8,7 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transaction, type Database, type Db } from '../../server/db/client.ts';
 import { prepareOn, recipeOf, sessionOf, type PreparedQuery } from '../../server/db/drizzle-internals.ts';
-import { products } from '../../server/db/schema.ts';
+import { products } from '../../server/modules/products/products.table.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
 let database: Database;

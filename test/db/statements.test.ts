@@ -7,7 +7,7 @@
 import { DrizzleQueryError, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../server/db/client.ts';
-import { products } from '../../server/db/schema.ts';
+import { products } from '../../server/modules/products/products.table.ts';
 import { statement } from '../../server/db/statements.ts';
 import { isUniqueViolation } from '../../server/errors/db-errors.ts';
 import { createTestDatabase } from '../helpers/db.ts';

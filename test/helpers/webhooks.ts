@@ -7,7 +7,7 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net';
 import { and, eq, sql } from 'drizzle-orm';
 import type { z } from 'zod';
-import { webhookDeliveries } from '../../server/db/schema.ts';
+import { webhookDeliveries } from '../../server/modules/webhooks/webhooks.table.ts';
 import type { WebhookDelivery, WebhookEndpointInput, WebhookEndpointWithSecret } from '../../server/modules/webhooks/webhooks.schemas.ts';
 import type { TestApp } from './app.ts';
 

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { payments } from '../../server/db/schema.ts';
+import { payments } from '../../server/modules/payments/payments.table.ts';
 import { shipOrder } from '../helpers/fulfillments.ts';
 import { defineOperations } from '../helpers/operations.ts';
 import { refund as refundAs } from '../helpers/refunds.ts';

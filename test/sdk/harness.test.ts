@@ -4,7 +4,9 @@
  * is the DomainError naming the problem.
  */
 import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { products } from '../../server/modules/products/products.table.ts';
 import { createTestCaller, createTestHarness, type TestHarness } from '../../server/testing.ts';
 import { createTestDatabase, onPostgres } from '../helpers/db.ts';
 import { expectDomainError as rejection } from '../helpers/problems.ts';
@@ -92,7 +94,7 @@ describe('a harness shares one database between callers of different roles', () 
 
   it('db gives the test direct access to the same rows', async () => {
     const created = await harness.caller({ role: 'admin' }).products.create(product());
-    const row = await harness.db.query.products.findFirst({ where: (p, { eq }) => eq(p.id, created.id) });
+    const [row] = await harness.db.select({ sku: products.sku }).from(products).where(eq(products.id, created.id));
     expect(row?.sku).toBe(created.sku);
   });
 });

@@ -3,7 +3,7 @@
  * every type the contract names, one `order.<status>` per status an order enters, and nothing twice.
  */
 import { describe, expect, it } from 'vitest';
-import { ORDER_STATUSES } from '../../server/db/schema.ts';
+import { ORDER_STATUSES } from '../../server/modules/orders/orders.table.ts';
 import { declareTypes, eventTypes } from '../../server/events/catalogue.ts';
 // Loading the router loads every module, and with it every module's declaration.
 import '../../server/router.ts';

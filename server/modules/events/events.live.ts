@@ -8,21 +8,41 @@
  * ones, without a gap or a repeat. Not a REST operation: it has no `meta.openapi`, so neither the
  * facade nor the OpenAPI document lists it.
  */
-import { and, asc, eq, gt, gte, isNotNull, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, inArray, isNotNull, sql } from 'drizzle-orm';
 import { tracked } from '@trpc/server';
 import { z } from 'zod';
 import { mayReadOrder, ownCustomerId } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
 import type { Db } from '../../db/client.ts';
-import { events, orders } from '../../db/schema.ts';
+import { events } from '../../db/schema.ts';
 import { DomainError } from '../../errors/problems.ts';
-import { liveEventColumns, liveEventsFrom, TooManyStreams, type EndReason, type LiveEvent, type LiveEvents, type Subscriber } from '../../events/live.ts';
+import { TooManyStreams, type EndReason, type LiveEvent, type LiveEvents, type ReadLiveEvents, type Subscriber } from '../../events/live.ts';
 import { revokedHolder } from '../../events/revocations.ts';
 import { domainTrpcError, procedureFor } from '../../trpc/trpc.ts';
 import { Id } from '../common.schemas.ts';
+import { orders } from '../orders/orders.table.ts';
 import type { Event } from './events.schemas.ts';
 import { EventId } from './events.schemas.ts';
 import { toEvent } from './events.service.ts';
+
+/** The columns every live read selects: the event, its order and the order's customer. */
+const liveEventColumns = {
+  id: events.id,
+  seq: events.seq,
+  type: events.type,
+  apiVersion: events.apiVersion,
+  data: events.data,
+  createdAt: events.createdAt,
+  orderId: sql<number>`${events.orderId}`,
+  // A deleted order's events keep their customer in the order they recorded (`data.object`).
+  customerId: sql<number | null>`coalesce(${orders.customerId}, (${events.data} -> 'object' ->> 'customer_id')::integer)`,
+};
+
+/** Events of orders joined with their orders: the shape of every live read. */
+const liveEventsFrom = (db: Db) => db.select(liveEventColumns).from(events).leftJoin(orders, eq(orders.id, events.orderId));
+
+/** The hub's read of notified events (server/events/live.ts): those of orders, by id. */
+export const readLiveEvents: ReadLiveEvents = (db, ids) => liveEventsFrom(db).where(and(inArray(events.id, ids), isNotNull(events.orderId)));
 
 export const OrderChangesInput = z
   .strictObject({

@@ -3,7 +3,7 @@
  * order's `expand=fulfillments` (orders.expand.ts), which cannot import the service (it reaches
  * the orders service).
  */
-import { fulfillments } from '../../db/schema.ts';
+import { fulfillments } from './fulfillments.table.ts';
 import { iso } from '../common.schemas.ts';
 import type { Fulfillment } from './fulfillments.schemas.ts';
 

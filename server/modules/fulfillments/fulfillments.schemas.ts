@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FULFILLMENT_STATUSES } from '../../db/schema.ts';
+import { FULFILLMENT_STATUSES } from './fulfillments.table.ts';
 import { Id, listOf, PageQuery, pageExample, requestExample, responseExample, text, Timestamp } from '../common.schemas.ts';
 
 export const FulfillmentStatus = z.enum(FULFILLMENT_STATUSES).meta({ id: 'FulfillmentStatus', description: 'requested or shipped.' });

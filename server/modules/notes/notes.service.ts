@@ -7,7 +7,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { Caller } from '../../auth/tokens.ts';
 import { transaction, type Db } from '../../db/client.ts';
-import { orders } from '../../db/schema.ts';
+import { orders } from '../orders/orders.table.ts';
 import { DomainError } from '../../errors/problems.ts';
 import type { Page } from '../common.schemas.ts';
 import { lockOrder } from '../orders/orders.service.ts';

@@ -3,7 +3,8 @@
  * module's storage is declared in its own folder too. Deleting an order deletes its notes.
  */
 import { index, integer, pgTable, serial, text, timestamp } from 'drizzle-orm/pg-core';
-import { orders, users } from '../../db/schema.ts';
+import { users } from '../../db/schema.ts';
+import { orders } from '../orders/orders.table.ts';
 
 export const orderNotes = pgTable(
   'order_notes',

@@ -4,7 +4,7 @@
  * representation adds them (orders.representation.ts) and the `OrderLinks` schema documents them
  * (orders.schemas.ts). The order's own links (its moves) are its representation's.
  */
-import type { orders } from '../../db/schema.ts';
+import type { orders } from './orders.table.ts';
 import { DeclaredLinks } from '../../lib/declared-links.ts';
 
 export const orderLinks = new DeclaredLinks<typeof orders.$inferSelect>('order', ['self', 'confirm', 'cancel', 'pay', 'send-to-fulfillment', 'fulfillments']);

@@ -3,7 +3,7 @@
  * and the `_links` its status allows (each one asks the state table). Built from rows and a base
  * path the caller supplies, so this module knows nothing of the HTTP layer that serves it.
  */
-import type { orderItems, orders } from '../../db/schema.ts';
+import type { orderItems, orders } from './orders.table.ts';
 import { iso } from '../common.schemas.ts';
 import { orderLinks } from './orders.links.ts';
 import { awaitsPayment, awaitsShipment, findTransition, mayHaveFulfillments } from './orders.rules.ts';

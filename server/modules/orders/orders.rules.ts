@@ -2,7 +2,7 @@
  * The order state machine (docs/api.md#order-states) as one table. Every way of changing a status
  * (PUT/PATCH, the confirm and cancel actions, payments, refunds, fulfillments) asks this table.
  */
-import { ORDER_STATUSES, type OrderStatus } from '../../db/schema.ts';
+import { ORDER_STATUSES, type OrderStatus } from './orders.table.ts';
 
 export { ORDER_STATUSES, type OrderStatus };
 
@@ -71,7 +71,7 @@ export const addressEditable = (status: OrderStatus): boolean => status === 'dra
 export const holdsStock = (status: OrderStatus): boolean => status === 'confirmed' || status === 'paid';
 
 /** The `active` listing filter (beside the column, which its partial indexes need). */
-export { ACTIVE_STATUSES } from '../../db/schema.ts';
+export { ACTIVE_STATUSES } from './orders.table.ts';
 
 /** Every word a status input may be, lower-cased: the statuses and the upper-case schema's `CREATED`. */
 const STATUS_BY_WORD: ReadonlyMap<string, OrderStatus> = new Map([...ORDER_STATUSES.map((status) => [status, status] as const), ['created', 'draft']]);

@@ -10,7 +10,10 @@ import { mayMoveTo, mayOrderFor, mayReadOrder, ownCustomerId } from '../../auth/
 import { invalidToken, type Caller } from '../../auth/tokens.ts';
 import { transaction, type Db } from '../../db/client.ts';
 import { statement, statements } from '../../db/statements.ts';
-import { isActiveOrder, orderItems, orders, payments, products, users } from '../../db/schema.ts';
+import { users } from '../../db/schema.ts';
+import { payments } from '../payments/payments.table.ts';
+import { products } from '../products/products.table.ts';
+import { isActiveOrder, orderItems, orders } from './orders.table.ts';
 import { clip, DomainError, type FieldError } from '../../errors/problems.ts';
 import { API_PREFIX } from '../../lib/api-paths.ts';
 import { assertIfMatch } from '../../lib/preconditions.ts';

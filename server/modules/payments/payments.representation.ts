@@ -4,7 +4,7 @@
  * `payment.refunded` with them, and cannot import the service: the service reaches orders, and
  * orders reach the ledger to refund a cancelled paid order).
  */
-import { payments } from '../../db/schema.ts';
+import { payments } from './payments.table.ts';
 import { API_PREFIX } from '../../lib/api-paths.ts';
 import { acceptsRefund, type OrderStatus } from '../orders/orders.rules.ts';
 import type { Payment } from './payments.schemas.ts';

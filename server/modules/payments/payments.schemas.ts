@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PAYMENT_METHODS } from '../../db/schema.ts';
+import { PAYMENT_METHODS } from './payments.table.ts';
 import { Currency, Id, Link, listOf, MAX_ORDER_TOTAL, Metadata, MetadataMergePatch, PageQuery, pageExample, patchInput, requestExample, responseExample, Timestamp } from '../common.schemas.ts';
 
 export const PaymentMethod = z.enum(PAYMENT_METHODS).meta({ id: 'PaymentMethod', description: 'card, bank_transfer or wallet.' });

@@ -1,7 +1,7 @@
 import { and, eq, gte, ilike, isNull, lte, sql, type SQL } from 'drizzle-orm';
 import { transaction, type Db } from '../../db/client.ts';
 import { statement, statements } from '../../db/statements.ts';
-import { products, productSearchText } from '../../db/schema.ts';
+import { products, productSearchText } from './products.table.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../errors/db-errors.ts';
 import { parsePatched, patcherFor, type PatchLimits } from '../../lib/patch-documents.ts';

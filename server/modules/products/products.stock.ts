@@ -6,7 +6,7 @@
 import './products.problems.ts';
 import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { products } from '../../db/schema.ts';
+import { products } from './products.table.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { MAX_STOCK } from '../common.schemas.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { REFUND_REASONS } from '../../db/schema.ts';
+import { REFUND_REASONS } from './refunds.table.ts';
 import { Currency, Id, listOf, MAX_ORDER_TOTAL, PageQuery, pageExample, requestExample, responseExample, Timestamp } from '../common.schemas.ts';
 
 export const RefundReason = z

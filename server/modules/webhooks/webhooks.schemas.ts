@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { WEBHOOK_DELIVERY_STATES } from '../../db/schema.ts';
+import { WEBHOOK_DELIVERY_STATES } from './webhooks.table.ts';
 import { EventId } from '../events/events.schemas.ts';
 import { Id, listOf, MAX_INT, PageQuery, pageExample, requestExample, responseExample, text, Timestamp } from '../common.schemas.ts';
 

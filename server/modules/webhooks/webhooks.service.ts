@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { and, count, eq, sql } from 'drizzle-orm';
 import { transaction, type Db } from '../../db/client.ts';
-import { webhookDeliveries, webhookEndpoints } from '../../db/schema.ts';
+import { webhookDeliveries, webhookEndpoints } from './webhooks.table.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { eventTypes, resourceOf } from '../../events/catalogue.ts';
 import { addressProblem, urlProblem, type WebhookEndpointSettings } from '../../lib/webhook-targets.ts';
