@@ -13,16 +13,17 @@ export default tseslint.config(
     },
   },
   {
-    // Every transaction begins through `transaction()` of server/db/client.ts, which waits for one
-    // of the pool's transaction slots: a `db.transaction(...)` of its own would skip that bound.
+    // Every transaction begins through `transaction()` of server/db/unit-of-work.ts, which waits for
+    // one of the pool's transaction slots and makes the unit of work the writes require: a
+    // `db.transaction(...)` of its own would skip both.
     files: ['server/**/*.ts'],
-    ignores: ['server/db/client.ts'],
+    ignores: ['server/db/unit-of-work.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
         {
           selector: "CallExpression[callee.type='MemberExpression'][callee.property.name='transaction']",
-          message: 'Begin transactions with `transaction(db, work)` from server/db/client.ts (it takes a pool slot), not `db.transaction`.',
+          message: 'Begin transactions with `transaction(db, work)` from server/db/unit-of-work.ts (it takes a pool slot and makes the unit of work), not `db.transaction`.',
         },
       ],
     },

@@ -1,8 +1,13 @@
-import { chmodSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+/**
+ * Opening the database (docs/architecture.md#the-database): PGlite (a data directory, or in memory)
+ * or PostgreSQL through postgres.js, the migrations under their lock, a ping for the health check
+ * and LISTEN for the live updates. Transactions are unit-of-work.ts's job; a PGlite data
+ * directory's lock and permissions are pglite-data-dir.ts's.
+ */
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
@@ -10,11 +15,15 @@ import postgres from 'postgres';
 import { projectRoot } from '../lib/project-root.ts';
 import { migrationLockWaitMessage, underMigrationLock, type MigrationLockWait } from './migration-lock.ts';
 import { guardLostConnections, lostConnectionOptions, singleSessionClient } from './postgres-js-lost-connections.ts';
+import type { Db } from './handle.ts';
+import { lockDataDirectory, makePrivate } from './pglite-data-dir.ts';
 import * as schema from './schema.ts';
+import { gateTransactions } from './unit-of-work.ts';
 
-export type Schema = typeof schema;
-/** Either driver's database; a transaction handle is assignable to it too. */
-export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type { Db, Schema } from './handle.ts';
+export { DataDirectoryLockedError } from './pglite-data-dir.ts';
+// TEMPORARY (issue 37, H1): the services still import it from here until they move to unit-of-work.ts.
+export { transaction } from './unit-of-work.ts';
 
 export interface Database {
   db: Db;
@@ -244,15 +253,13 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   // A transaction whose connection PostgreSQL closed must not send postgres.js anything more:
   // on 3.4.9 that ends the process (postgres-js-lost-connections.ts says why and how).
   const db = drizzlePostgres(guardLostConnections(client), { schema, ...queryLogger(options.onQuery) }) as unknown as Db;
-  const slots = transactionSlots(poolSize);
-  const gate = new Semaphore(slots, timeouts.acquireTimeoutMs);
-  transactionGates.set(db, gate);
+  const slotsState = gateTransactions(db, poolSize, timeouts.acquireTimeoutMs);
   return {
     db,
     kind: 'postgres',
     ping: (timeoutMs) => pingDb(db, timeoutMs),
     poolState: () => {
-      const { active, waiting } = gate.state;
+      const { slots, active, waiting } = slotsState();
       return { size: poolSize, transactionSlots: slots, activeTransactions: active, waitingTransactions: waiting };
     },
     // postgres.js listens on a connection of its own, outside the pool, and listens again
@@ -295,251 +302,6 @@ async function openPglite(client: PGlite, migrate: boolean, release: () => void,
       release();
     },
   };
-}
-
-/**
- * Transactions may hold all but a few connections: rows they wait on (a locked order) can then
- * never starve single-statement reads, the health check included. With pool size 10: 8 slots.
- */
-export function transactionSlots(poolSize: number): number {
-  const reserved = poolSize >= 4 ? 2 : poolSize >= 2 ? 1 : 0;
-  return poolSize - reserved;
-}
-
-/** The pools' transaction slots, by the database handle opened on the pool (PostgreSQL only). */
-const transactionGates = new WeakMap<Db, Semaphore>();
-
-/** A transaction's handle: what `work` runs its statements on (a `Db` too). */
-export type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0];
-type TransactionConfig = Parameters<Db['transaction']>[1];
-
-/**
- * Runs `work` in a transaction on `db`: every transaction of the service begins here, not with
- * `db.transaction` (the lint config refuses that outside this file). On a PostgreSQL pool it first
- * waits for one of the pool's transaction slots (`transactionSlots`) at most `acquireTimeoutMs`,
- * then fails with POOL_ACQUIRE_TIMEOUT (-> 503). On a transaction's handle it is a savepoint,
- * which needs no slot: it runs on the connection its transaction holds.
- */
-export function transaction<T>(db: Db, work: (tx: Transaction) => Promise<T>, config?: TransactionConfig): Promise<T> {
-  const run = (handle: Db) =>
-    handle.transaction(async (tx) => {
-      const ending: Ending[] = [];
-      endings.set(tx, ending);
-      try {
-        const result = await work(tx);
-        await finish(ending);
-        // A deferred write that failed when a savepoint opened left this transaction aborted; a
-        // caller that caught the savepoint's error must not see its commit succeed (PostgreSQL
-        // would quietly roll it back).
-        const failure = failedEndings.get(tx);
-        if (failure !== undefined) throw failure;
-        return result;
-      } finally {
-        endings.delete(tx);
-        ended.add(tx);
-      }
-    }, config);
-  const gate = transactionGates.get(db);
-  if (gate) return gate.run(() => run(db));
-  // A savepoint: what its transaction deferred so far is written first, so writes keep their order.
-  const outer = endings.get(db);
-  if (!outer || outer.length === 0) return run(db);
-  return finish(outer).then(
-    () => run(db),
-    (error: unknown) => {
-      failedEndings.set(db, error);
-      throw error;
-    },
-  );
-}
-
-type Ending = () => Promise<void>;
-
-/** What each open transaction's (or savepoint's) work deferred to its end, by its handle; removed when it ends. */
-const endings = new WeakMap<Db, Ending[]>();
-/** Handles whose transaction has ended: they take no deferred write. */
-const ended = new WeakSet<Db>();
-/** Transactions whose deferred writes failed as a savepoint opened on them, with the error. */
-const failedEndings = new WeakMap<Db, unknown>();
-
-async function finish(ending: Ending[]): Promise<void> {
-  for (let write = ending.shift(); write; write = ending.shift()) await write();
-}
-
-/** Whether `tx` is a handle of `transaction()` whose work is still running. */
-export function isOpenTransaction(tx: Db): boolean {
-  return endings.has(tx);
-}
-
-/**
- * Defers `write` to the end of `tx`'s work: it runs after `work` returns, before the commit (or
- * the savepoint's release), and before any savepoint opened on `tx` meanwhile. A module gathers a
- * transaction's rows there into one statement (the events' outbox does). If `work` throws, nothing
- * deferred runs: the rollback takes the change and its rows together. Answers false when `tx` is no
- * handle of `transaction()` (the caller then writes at once); throws on one whose transaction has
- * ended, where a write would be lost.
- */
-export function atTransactionEnd(tx: Db, write: Ending): boolean {
-  if (ended.has(tx)) throw new Error('The transaction of this handle has ended: nothing more can be written on it.');
-  const ending = endings.get(tx);
-  if (!ending) return false;
-  ending.push(write);
-  return true;
-}
-
-/** Counting semaphore whose waiters give up after a timeout. */
-class Semaphore {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(
-    private readonly slots: number,
-    private readonly timeoutMs: number,
-  ) {}
-
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    await this.acquire();
-    try {
-      return await work();
-    } finally {
-      this.release();
-    }
-  }
-
-  private acquire(): Promise<void> {
-    if (this.active < this.slots) {
-      this.active++;
-      return Promise.resolve();
-    }
-    return new Promise((resolveSlot, reject) => {
-      // The releasing holder hands its slot straight over, so `active` stays as it is.
-      const grant = () => {
-        clearTimeout(timer);
-        resolveSlot();
-      };
-      const timer = setTimeout(() => {
-        const index = this.waiting.indexOf(grant);
-        if (index >= 0) this.waiting.splice(index, 1);
-        reject(Object.assign(new Error(`No database connection became free within ${this.timeoutMs} ms`), { code: 'POOL_ACQUIRE_TIMEOUT' }));
-      }, this.timeoutMs);
-      this.waiting.push(grant);
-    });
-  }
-
-  /** Slots held and callers waiting for one, now. */
-  get state(): { active: number; waiting: number } {
-    return { active: this.active, waiting: this.waiting.length };
-  }
-
-  private release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.active--;
-  }
-}
-
-/** Removes group and other permissions from everything under `path`. */
-function makePrivate(path: string): void {
-  let stats;
-  try {
-    stats = lstatSync(path);
-  } catch (error) {
-    // PostgreSQL may remove a temporary file while we walk: nothing left to protect.
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
-  if (stats.isSymbolicLink()) return;
-  if ((stats.mode & 0o077) !== 0) chmodSync(path, stats.mode & 0o700);
-  if (stats.isDirectory()) for (const entry of readdirSync(path)) makePrivate(join(path, entry));
-}
-
-/** A second process on one data directory, refused: PGlite would let both write and lose data. */
-export class DataDirectoryLockedError extends Error {
-  readonly code = 'DATA_DIR_LOCKED';
-
-  constructor(
-    readonly dataDir: string,
-    readonly holderPid: number,
-  ) {
-    const lockFile = join(dataDir, LOCK_FILE);
-    super(
-      holderPid === process.pid
-        ? `The data directory ${dataDir} is already open in this process; PGlite allows one opening per data directory.`
-        : `The data directory ${dataDir} is in use by another process (pid ${holderPid}); PGlite allows one process per data directory. ` +
-            `Stop that process or set DATA_DIR to another directory. If no such process runs, delete ${lockFile}.`,
-    );
-    this.name = 'DataDirectoryLockedError';
-  }
-}
-
-const LOCK_FILE = 'pgdata.lock';
-/** Lock files this process holds. */
-const heldLocks = new Set<string>();
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function lockHolder(lockFile: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(lockFile, 'utf8').trim());
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Takes `DATA_DIR/pgdata.lock` for the life of the database: a file naming our pid, created
- * whole (written aside, then hard-linked into place, which fails if the lock exists). A lock
- * whose process is gone is stale and taken over. Returns the release function.
- */
-function lockDataDirectory(dataDir: string): () => void {
-  const lockFile = join(dataDir, LOCK_FILE);
-  const draft = join(dataDir, `${LOCK_FILE}.${process.pid}`);
-  writeFileSync(draft, `${process.pid}\n`, { mode: 0o600 });
-  try {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        linkSync(draft, lockFile);
-        break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        const holder = lockHolder(lockFile);
-        // Our own pid is live only if this process took the lock; otherwise a predecessor with
-        // the same pid (a restarted container) left it.
-        const live = holder !== undefined && (holder === process.pid ? heldLocks.has(lockFile) : processAlive(holder));
-        if (live || attempt >= 2) throw new DataDirectoryLockedError(dataDir, holder ?? 0);
-        // Stale: its process is gone (or the file is unreadable). Take it over.
-        rmSync(lockFile, { force: true });
-      }
-    }
-  } finally {
-    rmSync(draft, { force: true });
-  }
-  heldLocks.add(lockFile);
-
-  const release = () => {
-    if (!heldLocks.delete(lockFile)) return;
-    process.removeListener('exit', release);
-    // Only our own lock: never remove one another process took over meanwhile.
-    if (lockHolder(lockFile) === process.pid) {
-      try {
-        unlinkSync(lockFile);
-      } catch {
-        // Already gone: nothing to release.
-      }
-    }
-  };
-  // A process that exits without closing the database leaves no lock behind.
-  process.on('exit', release);
-  return release;
 }
 
 async function pingDb(db: Db, timeoutMs = 2000): Promise<boolean> {

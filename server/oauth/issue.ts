@@ -10,7 +10,8 @@
  *   violation on the insert), and a deletion under way waits and then removes what was issued.
  */
 import { eq } from 'drizzle-orm';
-import { transaction, type Db } from '../db/client.ts';
+import type { Db } from '../db/client.ts';
+import { transaction } from '../db/unit-of-work.ts';
 import { oauthClients } from '../db/schema.ts';
 import { lockSignedInUser, type UserRecord } from '../modules/users/users.service.ts';
 

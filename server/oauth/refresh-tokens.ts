@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { transaction, type Db } from '../db/client.ts';
+import type { Db } from '../db/client.ts';
+import { transaction } from '../db/unit-of-work.ts';
 import { oauthRefreshTokens } from '../db/schema.ts';
 import { hashSecret, newSecret } from '../auth/secrets.ts';
 import { notifyRevocation } from '../events/revocations.ts';

@@ -32,7 +32,8 @@
  */
 import { createHmac } from 'node:crypto';
 import { eq, sql, type SQL } from 'drizzle-orm';
-import { transaction, type Db } from '../db/client.ts';
+import type { Db } from '../db/client.ts';
+import { transaction } from '../db/unit-of-work.ts';
 import { signInFailures } from '../db/schema.ts';
 import { addressKey } from '../lib/client-address.ts';
 import { findSignInAccount, passwordMatches, type SignInAccount, type UserRecord } from '../modules/users/users.service.ts';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../server/db/schema.ts';
 import { webhookDeliveries, webhookEndpoints } from '../../server/modules/webhooks/webhooks.table.ts';
 import { eventTypes } from '../../server/events/catalogue.ts';
-import { transaction } from '../../server/db/client.ts';
+import { transaction } from '../../server/db/unit-of-work.ts';
 import { purgeOldEvents } from '../../server/modules/events/events.service.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { onPostgres } from '../helpers/db.ts';

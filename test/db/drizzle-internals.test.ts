@@ -6,7 +6,8 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { transaction, type Database, type Db } from '../../server/db/client.ts';
+import type { Database, Db } from '../../server/db/client.ts';
+import { transaction } from '../../server/db/unit-of-work.ts';
 import { prepareOn, recipeOf, sessionOf, type PreparedQuery } from '../../server/db/drizzle-internals.ts';
 import { products } from '../../server/modules/products/products.table.ts';
 import { createTestDatabase } from '../helpers/db.ts';
