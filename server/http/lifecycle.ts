@@ -29,8 +29,9 @@
  * meets the race.
  */
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
-import { Server as NetServer, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { stopListening } from './node-server-internals.ts';
 
 export type Phase = 'starting' | 'serving' | 'draining' | 'closing' | 'closed';
 
@@ -134,9 +135,9 @@ export class Lifecycle {
     // Live streams end now (their clients reconnect to another instance), so their connections
     // turn idle and close instead of holding the drain until its deadline.
     for (const end of this.#onClosing) end();
-    // net.Server's own close: stop listening, keep the open connections. http.Server's close would
-    // also drop the idle ones at once (the race above) and stop checking the request timeouts.
-    const drained = new Promise<void>((resolve) => NetServer.prototype.close.call(this.#server, () => resolve()));
+    // Stop listening, keep the open connections: http.Server's close would also drop the idle ones
+    // at once (the race above) and stop checking the request timeouts (node-server-internals.ts).
+    const drained = stopListening(this.#server);
     for (const [socket, connection] of this.#connections) if (connection.answering.size === 0) this.#closeWhenIdle(socket, connection);
     let cut = 0;
     const deadline = setTimeout(() => {
