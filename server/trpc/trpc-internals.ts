@@ -9,7 +9,7 @@
  *   stored output instead of running the procedure): its result type carries a compile-time brand
  *   that only `next()` produces.
  *
- * test/trpc/trpc-internals.test.ts checks each of these against the installed tRPC and fails,
+ * test/unit/trpc-internals.test.ts checks each of these against the installed tRPC and fails,
  * naming this file, if an upgrade changes what it relies on. The client build's type printer
  * (scripts/client-router-types.ts) reads the same definition in the router's type, by the names
  * exported here.
