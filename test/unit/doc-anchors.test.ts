@@ -52,10 +52,14 @@ describe('every cited anchor resolves', () => {
       [
         `// Planted: a section that is not there (${md('docs/api', 'events')} and #no-such-section),`,
         `// a file that is not there (${md('docs/nowhere', 'events')}), a heading in words (${inWords('README', 'No such part')}).`,
+        `// Not read: an address elsewhere (https://github.com/porsager/postgres/blob/master/${md('README', 'nothing')}).`,
         '',
       ].join('\n'),
     );
-    writeFileSync(join(copy, md('docs/planted')), `# Planted\n\nSee [the API](${md('api', 'events')}), [below](#planted-too) and [a file](${md('../nothing')}).\n`);
+    writeFileSync(
+      join(copy, md('docs/planted')),
+      `# Planted\n\nSee [the API](${md('api', 'events')}), [below](#planted-too), [a file](${md('../nothing')}) and [elsewhere](https://example.com/${md('x', 'y')}).\n`,
+    );
 
     const planted = described(copy).filter((line) => line.includes('planted'));
     expect(planted).toEqual([
