@@ -22,8 +22,6 @@ import { gateTransactions } from './unit-of-work.ts';
 
 export type { Db, Schema } from './handle.ts';
 export { DataDirectoryLockedError } from './pglite-data-dir.ts';
-// TEMPORARY (issue 37, H1): the services still import it from here until they move to unit-of-work.ts.
-export { transaction } from './unit-of-work.ts';
 
 export interface Database {
   db: Db;

@@ -7,7 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { isNotNull, sql } from 'drizzle-orm';
-import { atTransactionEnd, isOpenTransaction, type Db } from '../db/client.ts';
+import type { Db } from '../db/client.ts';
+import { gatherAtTransactionEnd, type UnitOfWork } from '../db/unit-of-work.ts';
 import { events } from '../db/schema.ts';
 import { statements } from '../db/statements.ts';
 import { declareTypes, type EventDeclaration, type EventType } from './catalogue.ts';
@@ -26,8 +27,11 @@ export interface Change<T extends EventType, R extends Representation> {
 /** What a module records its changes through. */
 export interface EventSource<T extends EventType, R extends Representation> {
   readonly types: readonly T[];
-  /** Records the event of `change` on `tx`, the transaction that makes the change: written with it, at its end. */
-  record(tx: Db, change: Change<T, R>): Promise<void>;
+  /**
+   * Records the event of `change` on `tx`, the unit of work that makes the change: written with
+   * it, at its end. There is no writing one outside a transaction: a pool's handle is refused.
+   */
+  record(tx: UnitOfWork, change: Change<T, R>): Promise<void>;
 }
 
 /** 15 random bytes: 120 bits, 20 base64url characters. */
@@ -83,27 +87,9 @@ interface EventRow {
   data: Record<string, unknown>;
 }
 
-/** The events recorded on each open transaction, not yet written: written at its end, together. */
-const pending = new WeakMap<Db, EventRow[]>();
-
-/**
- * Queues `row` on `tx`'s events, which its end writes in one statement (`atTransactionEnd`); on a
- * handle that is no transaction of ours, writes it at once.
- */
-async function write(tx: Db, row: EventRow): Promise<void> {
-  const queued = pending.get(tx);
-  // Queued on a transaction that has since ended (its work threw): that queue is gone with it.
-  if (queued && isOpenTransaction(tx)) {
-    queued.push(row);
-    return;
-  }
-  const rows = [row];
-  const deferred = atTransactionEnd(tx, async () => {
-    pending.delete(tx);
-    await insert(tx, rows);
-  });
-  if (deferred) pending.set(tx, rows);
-  else await insert(tx, rows);
+/** Queues `row` on `tx`'s events, which its end writes in one statement (`gatherAtTransactionEnd`). */
+function write(tx: UnitOfWork, row: EventRow): void {
+  gatherAtTransactionEnd(tx, 'events', row, (rows) => insert(tx, rows));
 }
 
 /** The representation without `_links`. */
@@ -137,7 +123,7 @@ export function declareEvents<T extends EventType, R extends Representation>(opt
     async record(tx, { type, object, previous }) {
       const current = withoutLinks(object);
       const data = previous === undefined ? { object: current } : { object: current, previous_attributes: previousAttributes(withoutLinks(previous), current) };
-      await write(tx, { id: newEventId(), type, orderId: options.orderIdOf(object), data });
+      write(tx, { id: newEventId(), type, orderId: options.orderIdOf(object), data });
     },
   };
 }

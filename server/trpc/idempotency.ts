@@ -9,14 +9,17 @@
  * Other procedures ignore the header, as the IETF draft allows.
  *
  * Exactly once, on any number of instances: the key's row is inserted in the same transaction as
- * the operation's writes (the procedure runs with `ctx.db` = that transaction; a service's own
- * `transaction()` becomes a savepoint in it). A second request with the key waits on the row's
+ * the operation's writes. The layer begins that unit of work and hands it to the procedure as
+ * `ctx.work`; the service continues it with `transaction(work ?? db, ...)` (a savepoint in it,
+ * server/db/unit-of-work.ts), and a keyed procedure that answers without having continued it is
+ * refused (its writes would have committed without the key). A second request with the key waits on the row's
  * lock until the first commits (then replays its stored output) or rolls back (then runs itself),
  * in slices: between them it holds no transaction slot and no connection.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { transaction, type Db } from '../db/client.ts';
+import type { Db } from '../db/client.ts';
+import { transaction, wasContinued, type UnitOfWork } from '../db/unit-of-work.ts';
 import { statement } from '../db/statements.ts';
 import { idempotencyKeys } from '../db/schema.ts';
 import { DomainError } from '../errors/problems.ts';
@@ -93,8 +96,8 @@ export interface IdempotentCall<R extends Outcome> {
   /** The procedure's dotted path: the operation a key is bound to. */
   path: string;
   getRawInput: () => Promise<unknown>;
-  /** Runs the procedure with `ctx.db` = `db`. */
-  run: (db: Db) => Promise<R>;
+  /** Runs the procedure, with `ctx.work` = `work`, the key's unit of work (none without a key). */
+  run: (work?: UnitOfWork) => Promise<R>;
   /** The output of an ok result. */
   outputOf: (result: R) => unknown;
   /** An ok result carrying a stored output, without running the procedure. */
@@ -116,7 +119,7 @@ interface StoredKey {
 export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Promise<R> {
   const { ctx } = call;
   const key = ctx.idempotencyKey;
-  if (key === undefined || !honoursIdempotencyKey(call.meta)) return call.run(ctx.db);
+  if (key === undefined || !honoursIdempotencyKey(call.meta)) return call.run();
   if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
     throw malformedKey(key.length === 0 || key.length > 255 ? 'must be 1 to 255 characters long' : 'may hold only visible ASCII characters (no spaces)');
   }
@@ -170,6 +173,9 @@ export async function idempotent<R extends Outcome>(call: IdempotentCall<R>): Pr
         const result = await call.run(tx);
         // A failed attempt is not stored: rolling back frees the key for a corrected retry.
         if (!result.ok) throw new Failed(result);
+        if (!wasContinued(tx)) {
+          throw new Error(`${operation} honours ${IDEMPOTENCY_HEADER} but wrote outside the key's unit of work: its service must write in transaction(work ?? db, ...) with ctx.work.`);
+        }
         await completeKey(tx, {
           scope,
           key,
@@ -321,7 +327,7 @@ function unseal(text: string, { key, binding }: Sealing): unknown {
  * first request makes both statements wait on its row lock until it commits or rolls back.
  */
 async function claimKey(
-  tx: Db,
+  tx: UnitOfWork,
   row: { scope: string; key: string; operation: string; fingerprint: string; ttlHours: number },
 ): Promise<StoredKey | undefined> {
   const where = and(eq(idempotencyKeys.scope, row.scope), eq(idempotencyKeys.key, row.key));

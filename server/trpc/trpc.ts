@@ -81,7 +81,8 @@ const guard = t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) 
             meta,
             path,
             getRawInput,
-            run: (db) => next({ ctx: { db, prepared } }),
+            // The key's unit of work goes to the procedure under its own name: `ctx.db` stays the pool.
+            run: (work) => next({ ctx: { work, prepared } }),
             outputOf: (outcome) => (outcome.ok ? outcome.data : undefined),
             // A replay answers the stored output without calling next() (trpc-internals.ts says how).
             replay: (output) => middlewareResult<Awaited<ReturnType<typeof next>>>(output),

@@ -1,12 +1,15 @@
 /**
- * Writes deferred to a transaction's end (`atTransactionEnd`, server/db/client.ts) and the events'
- * outbox that gathers a transaction's events there into one statement (server/events/outbox.ts):
- * they run before the commit, in the order asked, before any savepoint opened meanwhile, and not
- * at all when the work throws. On both databases.
+ * The unit of work (server/db/unit-of-work.ts): writes deferred to a transaction's end
+ * (`atTransactionEnd`) and the events' outbox that gathers a transaction's events there into one
+ * statement (server/events/outbox.ts) run before the commit, in the order asked, before any
+ * savepoint opened meanwhile, and not at all when the work throws; a write that needs a
+ * transaction cannot be given a pool's handle (the compiler refuses it, and a cast around it is
+ * refused at run time). On both databases.
  */
 import { asc, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { atTransactionEnd, transaction, type Database, type Db } from '../../server/db/client.ts';
+import type { Database, Db } from '../../server/db/client.ts';
+import { atTransactionEnd, transaction, type UnitOfWork } from '../../server/db/unit-of-work.ts';
 import { events } from '../../server/db/schema.ts';
 import { productEvents } from '../../server/modules/products/products.events.ts';
 import type { Product } from '../../server/modules/products/products.schemas.ts';
@@ -35,17 +38,22 @@ async function written(db: Db, names: string[]): Promise<string[]> {
 }
 
 describe('atTransactionEnd', () => {
-  it('runs the deferred writes after the work, in the order asked; not on a handle of no transaction', async () => {
-    const { db } = database;
+  it('runs the deferred writes after the work, in the order asked', async () => {
     const order: string[] = [];
-    await transaction(db, async (tx) => {
-      expect(atTransactionEnd(tx, async () => void order.push('first'))).toBe(true);
-      expect(atTransactionEnd(tx, async () => void order.push('second'))).toBe(true);
+    await transaction(database.db, async (tx) => {
+      atTransactionEnd(tx, async () => void order.push('first'));
+      atTransactionEnd(tx, async () => void order.push('second'));
       order.push('work');
     });
     expect(order).toEqual(['work', 'first', 'second']);
-    expect(atTransactionEnd(db, async () => void order.push('never'))).toBe(false);
-    expect(order).toEqual(['work', 'first', 'second']);
+  });
+
+  it("refuses a pool's handle: a type error, and at run time when cast around", () => {
+    const ran: string[] = [];
+    // @ts-expect-error -- a pool's handle is no unit of work
+    expect(() => atTransactionEnd(database.db, async () => void ran.push('never'))).toThrow(/handle of none/);
+    expect(() => atTransactionEnd(database.db as UnitOfWork, async () => void ran.push('never'))).toThrow(/handle of none/);
+    expect(ran).toEqual([]);
   });
 
   it('runs nothing deferred when the work throws', async () => {
@@ -71,7 +79,7 @@ describe('atTransactionEnd', () => {
   });
 
   it('refuses a write deferred on the handle of a transaction that has ended', async () => {
-    let handle: Db | undefined;
+    let handle: UnitOfWork | undefined;
     await transaction(database.db, async (tx) => {
       handle = tx;
     });
@@ -129,7 +137,7 @@ describe("a transaction's events", () => {
   });
 
   it('recorded on the handle of a transaction that threw, it is refused, not lost in silence', async () => {
-    let handle: Db | undefined;
+    let handle: UnitOfWork | undefined;
     await expect(
       transaction(database.db, async (tx) => {
         handle = tx;
@@ -143,8 +151,11 @@ describe("a transaction's events", () => {
     expect(await written(database.db, ['after-the-end'])).toEqual([]);
   });
 
-  it('recorded on a handle of no transaction, it is written at once', async () => {
-    await productEvents.record(database.db, { type: 'product.created', object: product('at-once') });
-    expect(await written(database.db, ['at-once'])).toEqual(['at-once']);
+  // Until issue 37 a pool's handle wrote the event at once, outside any transaction, in silence.
+  it("recorded on a pool's handle, it is refused (a type error; at run time when cast around), and nothing is written", async () => {
+    // @ts-expect-error -- record takes a unit of work, never a pool's handle
+    await expect(productEvents.record(database.db, { type: 'product.created', object: product('no-transaction') })).rejects.toThrow(/handle of none/);
+    await expect(productEvents.record(database.db as UnitOfWork, { type: 'product.created', object: product('no-transaction') })).rejects.toThrow(/handle of none/);
+    expect(await written(database.db, ['no-transaction'])).toEqual([]);
   });
 });

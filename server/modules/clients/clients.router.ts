@@ -31,7 +31,7 @@ export const clientsRouter = router({
     })
     .input(ClientInput)
     .output(CreatedClient)
-    .mutation(({ ctx, input }) => clients.createClient({ db: ctx.db, input })),
+    .mutation(({ ctx, input }) => clients.createClient({ db: ctx.db, work: ctx.work, input })),
 
   list: manager
     .meta({

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { SCOPES } from '../../auth/policy.ts';
-import { transaction, type Db } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
+import { transaction, type UnitOfWork } from '../../db/unit-of-work.ts';
 import { oauthClients, oauthRefreshTokens, type GrantType } from '../../db/schema.ts';
 import { notifyRevocation } from '../../events/revocations.ts';
 import { DomainError } from '../../errors/problems.ts';
@@ -54,21 +55,25 @@ export const newClientId = (): string => randomBytes(16).toString('base64url');
  * its hash (server/auth/secrets.ts), and an Idempotency-Key replay never carries it
  * (the router's `meta.rest.notReplayed`).
  */
-export async function createClient({ db, input }: { db: Db; input: ClientInput }): Promise<CreatedClient> {
+export async function createClient({ db, work, input }: { db: Db; work?: UnitOfWork; input: ClientInput }): Promise<CreatedClient> {
   const secret = input.confidential ? newSecret() : undefined;
-  const [row] = await db
-    .insert(oauthClients)
-    .values({
-      id: newClientId(),
-      name: input.name,
-      secretHash: secret === undefined ? null : hashSecret(secret),
-      redirectUris: input.redirect_uris,
-      grantTypes: input.grant_types,
-      scopes: input.scopes,
-      firstParty: input.first_party,
-      confidential: input.confidential,
-    })
-    .returning(clientColumns);
+  // One statement, in a unit of work all the same: with an Idempotency-Key it commits with the key's row.
+  const [row] = await transaction(work ?? db, (tx) =>
+    tx
+      .insert(oauthClients)
+      .values({
+        id: newClientId(),
+        name: input.name,
+        secretHash: secret === undefined ? null : hashSecret(secret),
+        redirectUris: input.redirect_uris,
+        grantTypes: input.grant_types,
+        scopes: input.scopes,
+        firstParty: input.first_party,
+        confidential: input.confidential,
+      })
+      .returning(clientColumns)
+      .execute(),
+  );
   if (!row) throw new Error('insert returned no row');
   const client = toClient(row);
   return secret === undefined ? client : { ...client, client_secret: secret };

@@ -26,7 +26,7 @@ export const fulfillmentsRouter = router({
     })
     .input(OrderIdParam)
     .output(Fulfillment)
-    .mutation(({ ctx, input }) => fulfillments.requestFulfillment({ db: ctx.db, caller: ctx.caller, orderId: input.id })),
+    .mutation(({ ctx, input }) => fulfillments.requestFulfillment({ db: ctx.db, work: ctx.work, caller: ctx.caller, orderId: input.id })),
 
   create: writer
     .meta({
@@ -35,7 +35,7 @@ export const fulfillmentsRouter = router({
     })
     .input(ShipmentInput)
     .output(Fulfillment)
-    .mutation(({ ctx, input }) => fulfillments.shipOrder({ db: ctx.db, caller: ctx.caller, input })),
+    .mutation(({ ctx, input }) => fulfillments.shipOrder({ db: ctx.db, work: ctx.work, caller: ctx.caller, input })),
 
   get: reader
     .meta({

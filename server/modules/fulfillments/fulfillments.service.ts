@@ -8,7 +8,8 @@
 import { and, eq } from 'drizzle-orm';
 import { mayReadOrder } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
-import { transaction, type Db } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
+import { transaction, type UnitOfWork } from '../../db/unit-of-work.ts';
 import { orders } from '../orders/orders.table.ts';
 import { fulfillments } from './fulfillments.table.ts';
 import { DomainError } from '../../errors/problems.ts';
@@ -36,7 +37,7 @@ function notShippable(orderId: number, status: OrderStatus, action: string): Dom
 const alreadyOpen = (orderId: number) =>
   new DomainError('conflict', `Order ${orderId} already has an open (requested) fulfillment; ship it with POST /orders/${orderId}/fulfillments.`);
 
-async function openFulfillment(tx: Db, orderId: number): Promise<FulfillmentRow | undefined> {
+async function openFulfillment(tx: UnitOfWork, orderId: number): Promise<FulfillmentRow | undefined> {
   const [row] = await tx
     .select(fulfillmentColumns)
     .from(fulfillments)
@@ -45,9 +46,9 @@ async function openFulfillment(tx: Db, orderId: number): Promise<FulfillmentRow 
 }
 
 /** Opens a `requested` fulfillment of a paid order; one may be open at a time. The order stays paid. */
-export async function requestFulfillment({ db, caller, orderId }: Access & { orderId: number }): Promise<Fulfillment> {
+export async function requestFulfillment({ db, work, caller, orderId }: Access & { work?: UnitOfWork; orderId: number }): Promise<Fulfillment> {
   try {
-    return await transaction(db, async (tx) => {
+    return await transaction(work ?? db, async (tx) => {
       const order = await lockOrder(tx, { id: orderId, caller });
       if (!awaitsShipment(order.row.status)) throw notShippable(orderId, order.row.status, 'sent to fulfillment');
       if (await openFulfillment(tx, orderId)) throw alreadyOpen(orderId);
@@ -69,9 +70,9 @@ export async function requestFulfillment({ db, caller, orderId }: Access & { ord
  * carrier and tracking number, otherwise a new shipped fulfillment is recorded; the order moves
  * to `shipped`. One fulfillment per shipment, so a request and its shipment are one record.
  */
-export async function shipOrder({ db, caller, input }: Access & { input: ShipmentInput }): Promise<Fulfillment> {
+export async function shipOrder({ db, work, caller, input }: Access & { work?: UnitOfWork; input: ShipmentInput }): Promise<Fulfillment> {
   const { id: orderId, carrier, tracking_number: trackingNumber } = input;
-  return transaction(db, async (tx) => {
+  return transaction(work ?? db, async (tx) => {
     const order = await lockOrder(tx, { id: orderId, caller });
     if (!awaitsShipment(order.row.status)) throw notShippable(orderId, order.row.status, 'shipped');
     const open = await openFulfillment(tx, orderId);

@@ -26,7 +26,7 @@ export const notesRouter = router({
     })
     .input(NoteInput)
     .output(OrderNote)
-    .mutation(({ ctx, input }) => notes.addNote({ db: ctx.db, caller: ctx.caller, input })),
+    .mutation(({ ctx, input }) => notes.addNote({ db: ctx.db, work: ctx.work, caller: ctx.caller, input })),
 
   get: staff
     .meta({

@@ -6,7 +6,8 @@
  */
 import { and, eq } from 'drizzle-orm';
 import type { Caller } from '../../auth/tokens.ts';
-import { transaction, type Db } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
+import { transaction, type UnitOfWork } from '../../db/unit-of-work.ts';
 import { orders } from '../orders/orders.table.ts';
 import { DomainError } from '../../errors/problems.ts';
 import type { Page } from '../common.schemas.ts';
@@ -31,8 +32,8 @@ const toNote = (row: NoteRow): OrderNote => ({
   created_at: row.createdAt.toISOString(),
 });
 
-export async function addNote({ db, caller, input }: Access & { input: NoteInput }): Promise<OrderNote> {
-  return transaction(db, async (tx) => {
+export async function addNote({ db, work, caller, input }: Access & { work?: UnitOfWork; input: NoteInput }): Promise<OrderNote> {
+  return transaction(work ?? db, async (tx) => {
     await lockOrder(tx, { id: input.id, caller });
     const authorId = caller.role === 'service' ? null : caller.userId;
     const [row] = await tx.insert(orderNotes).values({ orderId: input.id, authorId, body: input.body }).returning();

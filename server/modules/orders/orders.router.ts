@@ -33,7 +33,7 @@ export const ordersRouter = router({
     })
     .input(OrderCreate)
     .output(Order)
-    .mutation(({ ctx, input }) => orders.createOrder({ db: ctx.db, caller: ctx.caller, input })),
+    .mutation(({ ctx, input }) => orders.createOrder({ db: ctx.db, work: ctx.work, caller: ctx.caller, input })),
 
   get: reader
     .meta({

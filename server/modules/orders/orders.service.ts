@@ -8,7 +8,8 @@ import './orders.problems.ts';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { mayMoveTo, mayOrderFor, mayReadOrder, ownCustomerId } from '../../auth/policy.ts';
 import { invalidToken, type Caller } from '../../auth/tokens.ts';
-import { transaction, type Db } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
+import { transaction, type UnitOfWork } from '../../db/unit-of-work.ts';
 import { statement, statements } from '../../db/statements.ts';
 import { users } from '../../db/schema.ts';
 import { payments } from '../payments/payments.table.ts';
@@ -124,7 +125,7 @@ function assertVisible(caller: Caller, order: LoadedOrder): void {
  * Loads order `id` locked FOR UPDATE until `tx` ends, if `caller` may see it (404 otherwise).
  * Writes to one order serialize on this lock.
  */
-export async function lockOrder(tx: Db, { id, caller }: { id: number; caller: Caller }): Promise<LoadedOrder> {
+export async function lockOrder(tx: UnitOfWork, { id, caller }: { id: number; caller: Caller }): Promise<LoadedOrder> {
   const order = await loadOrder(tx, id, true, ownCustomerId(caller));
   assertVisible(caller, order);
   return order;
@@ -136,7 +137,7 @@ export async function lockOrder(tx: Db, { id, caller }: { id: number; caller: Ca
  * refers to it is written: a signed token whose user no longer exists is 401 (the caller is
  * unknown), a `customer_id` naming nobody 422; neither reaches the foreign key as a 500.
  */
-async function resolveCustomer(tx: Db, caller: Caller, requested: number | undefined): Promise<number> {
+async function resolveCustomer(tx: UnitOfWork, caller: Caller, requested: number | undefined): Promise<number> {
   const own = ownCustomerId(caller);
   if (own !== undefined) {
     if (requested !== undefined && !mayOrderFor(caller, requested)) throw notYours();
@@ -164,7 +165,7 @@ const userKeyShare = statement('user_key_share', (db) =>
     .for('key share'),
 );
 
-async function lockUser(tx: Db, id: number): Promise<number | undefined> {
+async function lockUser(tx: UnitOfWork, id: number): Promise<number | undefined> {
   const [user] = await userKeyShare(tx, { id });
   return user?.id;
 }
@@ -189,7 +190,7 @@ const idValues = (ids: readonly number[]): Record<string, number> => Object.from
  * Prices the items: a product already in the order keeps the price it had when it was set; a new
  * one must be a live product in the order's currency (422 naming the item otherwise).
  */
-async function priceItems(tx: Db, items: ItemSpec[], currency: string, previous: ItemRow[]): Promise<PricedItem[]> {
+async function priceItems(tx: UnitOfWork, items: ItemSpec[], currency: string, previous: ItemRow[]): Promise<PricedItem[]> {
   const kept = new Map(previous.map((item) => [item.productId, item.unitPrice]));
   const wanted = [...new Set(items.map((item) => item.product_id).filter((id) => !kept.has(id)))];
   const found = wanted.length ? await productsForPricing(wanted.length, tx, idValues(wanted)) : [];
@@ -235,7 +236,7 @@ const insertLines = statements('order_lines_insert', (db, count: number) =>
  * `fresh`: the order was inserted in this transaction and has no lines yet, so none are deleted
  * (a statement fewer on every order POST, which pays for its event: docs/performance.md).
  */
-async function writeItems(tx: Db, orderId: number, priced: PricedItem[], fresh = false): Promise<ItemRow[]> {
+async function writeItems(tx: UnitOfWork, orderId: number, priced: PricedItem[], fresh = false): Promise<ItemRow[]> {
   if (!fresh) await deleteLines(tx, { orderId });
   if (priced.length === 0) return [];
   const values: Record<string, number> = { orderId };
@@ -266,7 +267,7 @@ const updateOrder = statement('order_update', (db) =>
 );
 
 /** Writes the (locked) order's row as it now is, its total summed from its lines as they now are. */
-async function saveOrder(tx: Db, order: LoadedOrder): Promise<void> {
+async function saveOrder(tx: UnitOfWork, order: LoadedOrder): Promise<void> {
   const { id, customerId, address, status, discountCode, currency, metadata } = order.row;
   const total = orderTotal(order.items);
   // As drizzle sends a timestamp column's Date (a placeholder's value is sent as it is); jsonb as its text.
@@ -310,7 +311,7 @@ export function invalidTransition(from: OrderStatus, to: OrderStatus, via: Chann
  * stock, cancel and refund release it, cancelling a paid order refunds it), and writes the new status. Throws, leaving the rollback to the
  * transaction, when any of it fails. `order` is updated to the stored row.
  */
-export async function transition(tx: Db, order: LoadedOrder, to: OrderStatus, via: Channel, caller: Caller): Promise<void> {
+export async function transition(tx: UnitOfWork, order: LoadedOrder, to: OrderStatus, via: Channel, caller: Caller): Promise<void> {
   const from = order.row.status;
   const before = represent(order);
   const move = findTransition(from, to, via);
@@ -342,7 +343,7 @@ function sameItems(current: ItemRow[], next: ItemSpec[]): boolean {
 /** Locks the order, checks If-Match, runs `change` in the same transaction, and answers the order as it then is. */
 function changeOrder(
   { db, caller, id, preconditions }: Access & { id: number; preconditions: Preconditions },
-  change: (tx: Db, order: LoadedOrder) => Promise<void>,
+  change: (tx: UnitOfWork, order: LoadedOrder) => Promise<void>,
 ): Promise<Order> {
   return transaction(db, async (tx) => {
     const order = await lockOrder(tx, { id, caller });
@@ -367,13 +368,13 @@ const insertOrder = statement('order_insert', (db) =>
     .returning(orderColumns),
 );
 
-export async function createOrder({ db, caller, input }: Access & { input: OrderCreate }): Promise<Order> {
+export async function createOrder({ db, work, caller, input }: Access & { work?: UnitOfWork; input: OrderCreate }): Promise<Order> {
   if (input.status !== undefined && input.status !== 'draft') {
     throw new DomainError('validation-error', 'A new order is always a draft.', {
       errors: [{ field: 'status', message: 'must be draft (or omitted) when an order is created' }],
     });
   }
-  return transaction(db, async (tx) => {
+  return transaction(work ?? db, async (tx) => {
     const customerId = await resolveCustomer(tx, caller, input.customer_id);
     const currency = input.currency ?? 'USD';
     const priced = await priceItems(tx, input.items, currency, []);
@@ -560,7 +561,7 @@ export async function listOrders({ db, caller, query, cursors }: Access & { quer
  * Applies a full writable document (PUT, or the result of a patch): omitted optional fields
  * become empty, read-only fields are ignored, and every rule of the state table applies.
  */
-async function applyDocument(tx: Db, caller: Caller, order: LoadedOrder, doc: OrderDocument): Promise<void> {
+async function applyDocument(tx: UnitOfWork, caller: Caller, order: LoadedOrder, doc: OrderDocument): Promise<void> {
   const before = represent(order);
   const current = order.row;
   const status = current.status;

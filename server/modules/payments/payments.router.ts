@@ -36,7 +36,7 @@ export const paymentsRouter = router({
     })
     .input(PaymentInput)
     .output(Payment)
-    .mutation(({ ctx, input }) => payments.createPayment({ db: ctx.db, caller: ctx.caller, input })),
+    .mutation(({ ctx, input }) => payments.createPayment({ db: ctx.db, work: ctx.work, caller: ctx.caller, input })),
 
   get: reader
     .meta({

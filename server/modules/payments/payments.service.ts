@@ -7,7 +7,8 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { ownCustomerId } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
-import { transaction, type Db } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
+import { transaction, type UnitOfWork } from '../../db/unit-of-work.ts';
 import { statement } from '../../db/statements.ts';
 import { orders } from '../orders/orders.table.ts';
 import { payments } from './payments.table.ts';
@@ -66,9 +67,9 @@ const insertPayment = statement('payment_insert', (db) =>
  * Captures a payment of a confirmed order and marks the order paid, in one transaction. The
  * order's status is checked before the amount: a paid or cancelled order takes no amount at all.
  */
-export async function createPayment({ db, caller, input }: Access & { input: PaymentInput }): Promise<Payment> {
+export async function createPayment({ db, work, caller, input }: Access & { work?: UnitOfWork; input: PaymentInput }): Promise<Payment> {
   try {
-    return await transaction(db, async (tx) => {
+    return await transaction(work ?? db, async (tx) => {
       // 404 for a customer's look at another customer's order, as for a missing one.
       const order = await lockOrder(tx, { id: input.order_id, caller });
       if (!awaitsPayment(order.row.status)) throw notPayable(order.row.id, order.row.status);

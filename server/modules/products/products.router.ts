@@ -19,7 +19,7 @@ export const productsRouter = router({
     })
     .input(ProductInput)
     .output(Product)
-    .mutation(({ ctx, input }) => products.createProduct({ db: ctx.db, input })),
+    .mutation(({ ctx, input }) => products.createProduct({ db: ctx.db, work: ctx.work, input })),
 
   get: publicProcedure
     .meta({

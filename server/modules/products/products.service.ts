@@ -1,5 +1,6 @@
 import { and, eq, gte, ilike, isNull, lte, sql, type SQL } from 'drizzle-orm';
-import { transaction, type Db } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
+import { transaction, type UnitOfWork } from '../../db/unit-of-work.ts';
 import { statement, statements } from '../../db/statements.ts';
 import { products, productSearchText } from './products.table.ts';
 import { DomainError } from '../../errors/problems.ts';
@@ -56,9 +57,9 @@ const duplicateSku = (sku: string) =>
 const notFound = (id: number) => new DomainError('not-found', `Product ${id} does not exist.`);
 const gone = (id: number) => new DomainError('gone', `Product ${id} was archived and is no longer available.`);
 
-export async function createProduct({ db, input }: { db: Db; input: ProductInput }): Promise<Product> {
+export async function createProduct({ db, work, input }: { db: Db; work?: UnitOfWork; input: ProductInput }): Promise<Product> {
   try {
-    return await transaction(db, async (tx) => {
+    return await transaction(work ?? db, async (tx) => {
       const [row] = await tx
         .insert(products)
         .values({ ...input, description: input.description ?? null, metadata: input.metadata ?? {} })
@@ -227,7 +228,7 @@ export async function listProducts({ db, query, cursors }: { db: Db; query: Prod
 }
 
 /** Locks the live product row for the rest of the transaction. */
-async function lockLiveProduct(tx: Db, id: number, preconditions: Preconditions): Promise<ProductRecord> {
+async function lockLiveProduct(tx: UnitOfWork, id: number, preconditions: Preconditions): Promise<ProductRecord> {
   const [row] = await tx.select(productColumns).from(products).where(eq(products.id, id)).for('update');
   if (!row) throw notFound(id);
   if (row.archivedAt) throw gone(id);

@@ -1,13 +1,14 @@
 /**
  * The money side of refunds (docs/api.md#refunds), for the modules that give a payment back: the
  * refunds module (partial or full refunds) and orders (cancelling a paid order refunds it in
- * full). Each function runs inside the caller's transaction, which holds the order's lock; the
- * order's lock serializes refunds of one payment, and the check `payments_refunded_within_amount`
- * refuses a sum beyond the payment even if something bypassed the lock.
+ * full). Each function takes the caller's unit of work (a pool's handle is refused, by the type
+ * and at run time), whose transaction holds the order's lock; the order's lock serializes refunds
+ * of one payment, and the check `payments_refunded_within_amount` refuses a sum beyond the payment
+ * even if something bypassed the lock.
  */
 import './refunds.problems.ts';
 import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.ts';
+import { assertUnitOfWork, type UnitOfWork } from '../../db/unit-of-work.ts';
 import { statement } from '../../db/statements.ts';
 import { payments } from '../payments/payments.table.ts';
 import { refunds, type RefundReason } from './refunds.table.ts';
@@ -48,7 +49,7 @@ const capturedPaymentLocked = statement('payment_captured_of_order_locked', (db)
 );
 
 /** Payment `id` locked FOR UPDATE until `tx` ends, as it now is; undefined when there is none. */
-export async function lockPayment(tx: Db, id: number): Promise<RefundablePayment | undefined> {
+export async function lockPayment(tx: UnitOfWork, id: number): Promise<RefundablePayment | undefined> {
   const [row] = await paymentLocked(tx, { id });
   return row;
 }
@@ -91,7 +92,8 @@ const insertRefund = statement('refund_insert', (db) =>
  * payment's `amount_refunded`; `payment` is updated to match. The update adds only while the sum
  * stays within the payment, so even a caller that skipped the checks cannot refund too much.
  */
-export async function recordRefund(tx: Db, payment: RefundablePayment, amount: number, reason: RefundReason | null): Promise<RefundRow> {
+export async function recordRefund(tx: UnitOfWork, payment: RefundablePayment, amount: number, reason: RefundReason | null): Promise<RefundRow> {
+  assertUnitOfWork(tx);
   const [updated] = await addRefunded(tx, { id: payment.id, amount });
   if (!updated) throw exceedsPayment(payment, amount);
   const [row] = await insertRefund(tx, { paymentId: payment.id, amount, currency: payment.currency, reason });
@@ -106,7 +108,7 @@ export async function recordRefund(tx: Db, payment: RefundablePayment, amount: n
  * Refunds what remains of the order's captured payment, if anything does (a free order's payment
  * of 0 has nothing to give back): the money side of cancelling a paid order.
  */
-export async function refundRemaining(tx: Db, orderId: number): Promise<void> {
+export async function refundRemaining(tx: UnitOfWork, orderId: number): Promise<void> {
   const [payment] = await capturedPaymentLocked(tx, { orderId });
   if (payment === undefined) return;
   const remaining = remainingOf(payment);

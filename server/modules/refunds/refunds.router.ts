@@ -35,7 +35,7 @@ export const refundsRouter = router({
     })
     .input(RefundInput)
     .output(Refund)
-    .mutation(({ ctx, input }) => refunds.createRefund({ db: ctx.db, caller: ctx.caller, input })),
+    .mutation(({ ctx, input }) => refunds.createRefund({ db: ctx.db, work: ctx.work, caller: ctx.caller, input })),
 
   get: reader
     .meta({

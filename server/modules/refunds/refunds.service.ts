@@ -9,7 +9,8 @@
 import { and, eq } from 'drizzle-orm';
 import { ownCustomerId } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
-import { transaction, type Db } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
+import { transaction, type UnitOfWork } from '../../db/unit-of-work.ts';
 import { orders } from '../orders/orders.table.ts';
 import { payments } from '../payments/payments.table.ts';
 import { refunds } from './refunds.table.ts';
@@ -58,8 +59,8 @@ async function orderOfPayment(db: Db, caller: Caller, id: number): Promise<numbe
  * nothing remains, is 422 `refund-exceeds-payment`; a refund that would leave nothing while the
  * order cannot become refunded (shipped, not yet delivered) is 409 `invalid-state-transition`.
  */
-export async function createRefund({ db, caller, input }: Access & { input: RefundInput }): Promise<Refund> {
-  return transaction(db, async (tx) => {
+export async function createRefund({ db, work, caller, input }: Access & { work?: UnitOfWork; input: RefundInput }): Promise<Refund> {
+  return transaction(work ?? db, async (tx) => {
     const order = await lockOrder(tx, { id: await orderOfPayment(tx, caller, input.id), caller });
     // Read under the order's lock: every earlier refund of this payment has committed or rolled back.
     const payment = await lockPayment(tx, input.id);

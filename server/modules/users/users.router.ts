@@ -37,7 +37,7 @@ export const usersRouter = router({
     })
     .input(UserInput)
     .output(User)
-    .mutation(({ ctx, input }) => users.createUser({ db: ctx.db, caller: ctx.caller, input })),
+    .mutation(({ ctx, input }) => users.createUser({ db: ctx.db, work: ctx.work, caller: ctx.caller, input })),
 
   get: reader
     .meta({

@@ -2,7 +2,8 @@ import { asc, eq, sql } from 'drizzle-orm';
 import { hashPassword, verifyPassword } from '../../auth/password.ts';
 import { insufficientScope, isAdmin, isSelf, mayChangeRole, mayCreateRole, mayReadUser, mayWriteUser } from '../../auth/policy.ts';
 import type { Caller } from '../../auth/tokens.ts';
-import { transaction, type Db } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
+import { transaction, type UnitOfWork } from '../../db/unit-of-work.ts';
 import { users } from '../../db/schema.ts';
 import { orders } from '../orders/orders.table.ts';
 import { DomainError } from '../../errors/problems.ts';
@@ -63,7 +64,7 @@ function assertMayWrite(caller: Caller, id: number): void {
 }
 
 /** Anonymous callers (and customers) register customers; only an admin chooses another role. */
-export async function createUser({ db, caller, input }: { db: Db; caller: Caller | null; input: UserInput }): Promise<User> {
+export async function createUser({ db, work, caller, input }: { db: Db; work?: UnitOfWork; caller: Caller | null; input: UserInput }): Promise<User> {
   const role = input.role ?? 'customer';
   if (!mayCreateRole(caller, role)) {
     // An admin whose token is limited by its `scope` claim: the scope is what is missing.
@@ -72,7 +73,7 @@ export async function createUser({ db, caller, input }: { db: Db; caller: Caller
   }
   const passwordHash = await hashPassword(input.password);
   try {
-    return await transaction(db, async (tx) => {
+    return await transaction(work ?? db, async (tx) => {
       const [row] = await tx.insert(users).values({ email: input.email, name: input.name, role, passwordHash, metadata: input.metadata ?? {} }).returning(userColumns);
       if (!row) throw new Error('insert returned no row');
       const user = toUser(row);
@@ -115,7 +116,7 @@ export async function listUsers({ db, query, cursors }: { db: Db; query: UserLis
  * transaction re-reads the rows it waited for, so the second of two concurrent demotions sees
  * the first one's result.
  */
-async function lockAdmins(tx: Db): Promise<number[]> {
+async function lockAdmins(tx: UnitOfWork): Promise<number[]> {
   const admins = await tx.select({ id: users.id }).from(users).where(eq(users.role, 'admin')).orderBy(asc(users.id)).for('update');
   return admins.map((admin) => admin.id);
 }
@@ -128,7 +129,7 @@ function assertNotLastAdmin(admins: number[], id: number, action: 'deleted' | 'd
 }
 
 /** Whether `id` is an admin now (unlocked read: it only decides whether to take the admin lock first). */
-async function isAdminRow(tx: Db, id: number): Promise<boolean> {
+async function isAdminRow(tx: UnitOfWork, id: number): Promise<boolean> {
   const [row] = await tx.select({ role: users.role }).from(users).where(eq(users.id, id));
   return row?.role === 'admin';
 }
@@ -318,7 +319,7 @@ export async function passwordMatches(account: SignInAccount | undefined, passwo
  * UPDATE) or a deletion waits for the grant and then revokes or removes it, or has already
  * happened and is seen here.
  */
-export async function lockSignedInUser(tx: Db, { id, passwordHash }: { id: number; passwordHash: string }): Promise<UserRecord | undefined> {
+export async function lockSignedInUser(tx: UnitOfWork, { id, passwordHash }: { id: number; passwordHash: string }): Promise<UserRecord | undefined> {
   const [row] = await tx
     .select({ user: userColumns, passwordHash: users.passwordHash })
     .from(users)

@@ -58,7 +58,7 @@ export const webhooksRouter = router({
     })
     .input(WebhookEndpointInput)
     .output(CreatedWebhookEndpoint)
-    .mutation(({ ctx, input }) => webhooks.createEndpoint({ db: ctx.db, settings: ctx.webhooks, input, resolved: ctx.prepared })),
+    .mutation(({ ctx, input }) => webhooks.createEndpoint({ db: ctx.db, work: ctx.work, settings: ctx.webhooks, input, resolved: ctx.prepared })),
 
   list: manager
     .meta({
@@ -123,7 +123,7 @@ export const webhooksRouter = router({
     })
     .input(IdParam)
     .output(WebhookEndpointWithSecret)
-    .mutation(({ ctx, input }) => webhooks.rotateSecret({ db: ctx.db, id: input.id })),
+    .mutation(({ ctx, input }) => webhooks.rotateSecret({ db: ctx.db, work: ctx.work, id: input.id })),
 
   listDeliveries: manager
     .meta({
@@ -153,5 +153,5 @@ export const webhooksRouter = router({
     })
     .input(WebhookDeliveryParams)
     .output(WebhookDelivery)
-    .mutation(({ ctx, input }) => webhooks.retryDelivery({ db: ctx.db, params: input })),
+    .mutation(({ ctx, input }) => webhooks.retryDelivery({ db: ctx.db, work: ctx.work, params: input })),
 });

@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { and, count, eq, sql } from 'drizzle-orm';
-import { transaction, type Db } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
+import { transaction, type UnitOfWork } from '../../db/unit-of-work.ts';
 import { webhookDeliveries, webhookEndpoints } from './webhooks.table.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { eventTypes, resourceOf } from '../../events/catalogue.ts';
@@ -116,7 +117,19 @@ const isResolvedUrl = (value: unknown): value is ResolvedUrl => typeof value ===
  * Creates an endpoint. Its URL is checked before the transaction (no lock is held while DNS
  * answers), with `resolved` when `resolveEndpointUrl` already resolved this very URL.
  */
-export async function createEndpoint({ db, settings, input, resolved }: { db: Db; settings: WebhookEndpointSettings; input: WebhookEndpointInput; resolved?: unknown }): Promise<WebhookEndpointWithSecret> {
+export async function createEndpoint({
+  db,
+  work,
+  settings,
+  input,
+  resolved,
+}: {
+  db: Db;
+  work?: UnitOfWork;
+  settings: WebhookEndpointSettings;
+  input: WebhookEndpointInput;
+  resolved?: unknown;
+}): Promise<WebhookEndpointWithSecret> {
   const enabledEvents = enabledEventsOf(input.enabled_events);
   if (isResolvedUrl(resolved) && resolved.url === input.url) {
     const problem = urlProblem(input.url, settings) ?? resolved.problem;
@@ -124,7 +137,7 @@ export async function createEndpoint({ db, settings, input, resolved }: { db: Db
   } else {
     await checkUrl(input.url, settings);
   }
-  return transaction(db, async (tx) => {
+  return transaction(work ?? db, async (tx) => {
     // Creations wait for each other here (reads and deliveries do not), so two at once cannot both pass the count.
     await tx.execute(sql`lock table ${webhookEndpoints} in share row exclusive mode`);
     const [existing] = await tx.select({ n: count() }).from(webhookEndpoints);
@@ -197,25 +210,27 @@ export async function deleteEndpoint({ db, id }: { db: Db; id: number }): Promis
  * switch without losing a delivery. A second rotation within those hours is 409: it would drop
  * the secret a receiver may still be on (only two sign at once), breaking every delivery to it.
  */
-export async function rotateSecret({ db, id }: { db: Db; id: number }): Promise<WebhookEndpointWithSecret> {
+export async function rotateSecret({ db, work, id }: { db: Db; work?: UnitOfWork; id: number }): Promise<WebhookEndpointWithSecret> {
   const rotatable = sql`(${webhookEndpoints.previousSecretExpiresAt} is null or ${webhookEndpoints.previousSecretExpiresAt} <= now())`;
-  const [row] = await db
-    .update(webhookEndpoints)
-    .set({
-      previousSecret: sql`${webhookEndpoints.secret}`,
-      previousSecretExpiresAt: sql`now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS})`,
-      secret: newSecret(),
-      updatedAt: sql`now()`,
-    })
-    .where(and(eq(webhookEndpoints.id, id), rotatable))
-    .returning(secretColumns);
-  if (row) return toEndpointWithSecret(row);
-  const [existing] = await db.select({ until: webhookEndpoints.previousSecretExpiresAt }).from(webhookEndpoints).where(eq(webhookEndpoints.id, id));
-  if (!existing) throw notFound(id);
-  throw new DomainError(
-    'conflict',
-    `Webhook endpoint ${id}'s secret was rotated less than ${PREVIOUS_SECRET_HOURS} hours ago; its previous secret signs until ${existing.until ? iso(existing.until) : 'soon'}. Rotate again after that (or delete the endpoint and add a new one).`,
-  );
+  return transaction(work ?? db, async (tx) => {
+    const [row] = await tx
+      .update(webhookEndpoints)
+      .set({
+        previousSecret: sql`${webhookEndpoints.secret}`,
+        previousSecretExpiresAt: sql`now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS})`,
+        secret: newSecret(),
+        updatedAt: sql`now()`,
+      })
+      .where(and(eq(webhookEndpoints.id, id), rotatable))
+      .returning(secretColumns);
+    if (row) return toEndpointWithSecret(row);
+    const [existing] = await tx.select({ until: webhookEndpoints.previousSecretExpiresAt }).from(webhookEndpoints).where(eq(webhookEndpoints.id, id));
+    if (!existing) throw notFound(id);
+    throw new DomainError(
+      'conflict',
+      `Webhook endpoint ${id}'s secret was rotated less than ${PREVIOUS_SECRET_HOURS} hours ago; its previous secret signs until ${existing.until ? iso(existing.until) : 'soon'}. Rotate again after that (or delete the endpoint and add a new one).`,
+    );
+  });
 }
 
 const deliveryColumns = {
@@ -272,19 +287,22 @@ export async function listDeliveries({ db, query, cursors }: { db: Db; query: We
  * being sent right now (its lease running) is left to finish. A disabled endpoint sends nothing:
  * 409 until it is enabled.
  */
-export async function retryDelivery({ db, params }: { db: Db; params: WebhookDeliveryParams }): Promise<WebhookDelivery> {
-  const endpoint = await getEndpoint({ db, id: params.id });
-  if (endpoint.disabled) throw new DomainError('conflict', `Webhook endpoint ${params.id} is disabled; enable it (PATCH disabled: false) to send it anything.`);
-  const inFlight = sql`${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lockedUntil} > now()`;
-  const [row] = await db
-    .update(webhookDeliveries)
-    .set({
-      state: 'pending',
-      nextAttemptAt: sql`case when ${inFlight} then ${webhookDeliveries.nextAttemptAt} else now() end`,
-    })
-    .where(and(eq(webhookDeliveries.endpointId, params.id), eq(webhookDeliveries.id, params.deliveryId)))
-    .returning(deliveryColumns);
-  if (!row) throw new DomainError('not-found', `Webhook endpoint ${params.id} has no delivery ${params.deliveryId}.`);
+export async function retryDelivery({ db, work, params }: { db: Db; work?: UnitOfWork; params: WebhookDeliveryParams }): Promise<WebhookDelivery> {
+  const delivery = await transaction(work ?? db, async (tx) => {
+    const endpoint = await getEndpoint({ db: tx, id: params.id });
+    if (endpoint.disabled) throw new DomainError('conflict', `Webhook endpoint ${params.id} is disabled; enable it (PATCH disabled: false) to send it anything.`);
+    const inFlight = sql`${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lockedUntil} > now()`;
+    const [row] = await tx
+      .update(webhookDeliveries)
+      .set({
+        state: 'pending',
+        nextAttemptAt: sql`case when ${inFlight} then ${webhookDeliveries.nextAttemptAt} else now() end`,
+      })
+      .where(and(eq(webhookDeliveries.endpointId, params.id), eq(webhookDeliveries.id, params.deliveryId)))
+      .returning(deliveryColumns);
+    if (!row) throw new DomainError('not-found', `Webhook endpoint ${params.id} has no delivery ${params.deliveryId}.`);
+    return toDelivery(row);
+  });
   wakeWorkers();
-  return toDelivery(row);
+  return delivery;
 }
