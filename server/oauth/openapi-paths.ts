@@ -1,13 +1,15 @@
 /**
  * The authorization server in the OpenAPI document: POST /oauth/token, POST /oauth/revoke and the
  * metadata document, which server/http/openapi.ts gathers beside the procedures' operations. They
- * are plain Fastify routes, not procedures, so this module describes them itself, from the
- * constants its endpoints read (grant types, parameters and their limits, scopes, the PKCE
- * verifier, the metadata members) and from the errors they throw: each status, `error` code,
- * problem type, header and example comes from an error built as the endpoint builds it.
+ * are plain Fastify routes, not procedures, so this module describes them itself: their requests
+ * are the schemas the endpoints parse with (request-schemas.ts), rendered by zod-openapi; the rest
+ * comes from the constants the endpoints read (scopes, the metadata members) and from the errors
+ * they throw: each status, `error` code, problem type, header and example comes from an error
+ * built as the endpoint builds it.
  * `/oauth/authorize` is a browser's page (an HTML form), named by the `oauth2` security scheme.
  */
-import { SCOPES } from '../auth/policy.ts';
+import type { z } from 'zod';
+import { createSchema } from 'zod-openapi';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS } from '../auth/tokens.ts';
 import type { GrantType } from '../db/schema.ts';
 import { DomainError, problemBody, problemType } from '../errors/problems.ts';
@@ -26,9 +28,8 @@ import {
   type OAuthErrorCode,
 } from './errors.ts';
 import { METADATA_PATH, metadataDocument } from './metadata.ts';
-import { MAX_PARAMETER_LENGTH } from './params.ts';
-import { CODE_VERIFIER } from './pkce.ts';
 import { REVOKE_PATH, TOKEN_PATH } from './register.ts';
+import { RevocationRequest, scopeNames, tokenGrants } from './request-schemas.ts';
 import { defaultOAuthSettings } from './settings.ts';
 import { waitMessage, WRONG_CREDENTIALS } from './sign-in.ts';
 
@@ -42,59 +43,19 @@ const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const problemPage = (slug: string) => `/problems/${slug}`;
 
 // ---------------------------------------------------------------------------------------------
-// Requests: form parameters (RFC 6749 section 3.2), also accepted as a JSON object of strings.
+// Requests: the endpoints' own request schemas (request-schemas.ts), rendered by zod-openapi.
 
-/** Every parameter: a string of at most MAX_PARAMETER_LENGTH characters without NUL (else 400). */
-const parameter = (description: string, options: { required?: boolean; pattern?: string } = {}): Json => ({
-  type: 'string',
-  ...(options.required ? { minLength: 1 } : {}),
-  maxLength: MAX_PARAMETER_LENGTH,
-  pattern: options.pattern ?? (options.required ? '^[^\\u0000]+$' : '^[^\\u0000]*$'),
-  description,
-});
-
-// Read when the document is built: the modules declare their scopes as they load (auth/scopes.ts).
-const scopeNames = (): string => `(${SCOPES.join('|')})`;
-/** Known scope names separated by single spaces; empty is the same as leaving it out. */
-const scopeList = (): string => `^(${scopeNames()}( ${scopeNames()})*)?$`;
-
-const CLIENT_PARAMETERS = {
-  client_id: parameter(
-    "The client's id. A public client authenticates with it alone (`none`); a confidential one sends it with `client_secret` " +
-      '(`client_secret_post`), or uses HTTP Basic instead (`clientBasic`; then leave it out or send the same id).',
-  ),
-  client_secret: parameter("A confidential client's secret (`client_secret_post`); never together with HTTP Basic (400 `invalid_request`)."),
-};
-
-const scopeParameter = (within: string) =>
-  parameter(`Scopes to grant, separated by spaces; only within ${within} (400 \`invalid_scope\` otherwise). Left out: all of them.`, {
-    pattern: scopeList(),
-  });
-
-interface Grant {
-  schema: string;
-  summary: string;
-  description: string;
-  parameters: Record<string, Json>;
-  required: string[];
-  example: Record<string, string>;
+/** `schema` rendered as a request (`io: 'input'`), its members in `order` (the document's), then any others. */
+function rendered(schema: z.ZodType, order: readonly string[]): Json {
+  const json = createSchema(schema, { io: 'input' }).schema as Json;
+  const keys = [...order.filter((key) => key in json), ...Object.keys(json).filter((key) => !order.includes(key))];
+  return Object.fromEntries(keys.map((key) => [key, json[key]]));
 }
 
-/** One request schema per grant type (Record: a grant type the service adds must be described). */
-const grants = (): Record<GrantType, Grant> => ({
+/** How the document names and shows each grant's request (Record: a grant type the service adds must be described). */
+const GRANTS: Record<GrantType, { schema: string; example: Record<string, string> }> = {
   authorization_code: {
     schema: 'AuthorizationCodeGrant',
-    summary: 'Authorization code with PKCE',
-    description: 'RFC 6749 section 4.1.3 with RFC 7636: the code `/oauth/authorize` redirected with, for browser and mobile apps.',
-    parameters: {
-      code: parameter('The authorization code of the redirect: single use, valid 60 seconds.', { required: true }),
-      redirect_uri: parameter('The `redirect_uri` of the authorization request, exactly.', { required: true }),
-      code_verifier: parameter('The PKCE verifier (RFC 7636) whose S256 challenge the authorization request sent.', {
-        required: true,
-        pattern: CODE_VERIFIER.source,
-      }),
-    },
-    required: ['code', 'redirect_uri', 'code_verifier'],
     example: {
       grant_type: 'authorization_code',
       code: 'jM0sQn0V1m2gk3Yq9yCq7d4tQeH2c8wJ6uS1bR5xZ0A',
@@ -105,70 +66,28 @@ const grants = (): Record<GrantType, Grant> => ({
   },
   refresh_token: {
     schema: 'RefreshTokenGrant',
-    summary: 'Refresh token (rotating)',
-    description:
-      'RFC 6749 section 6: a new access token and a new refresh token; the one sent is used up, and sending it again revokes every token of its sign-in.',
-    parameters: {
-      refresh_token: parameter('The refresh token of the last answer.', { required: true }),
-      scope: scopeParameter('the scope originally granted'),
-    },
-    required: ['refresh_token'],
     example: { grant_type: 'refresh_token', refresh_token: 'eki2oU6N5u3qGkq1N7R2qB4sPpU0yT8cVxWm9aZdLfE', client_id: DEV_CLIENT_ID },
   },
   client_credentials: {
     schema: 'ClientCredentialsGrant',
-    summary: 'Client credentials (a confidential client for itself)',
-    description: "RFC 6749 section 4.4: a confidential client's own token (role `service`, `sub` its id), without a refresh token.",
-    parameters: { scope: scopeParameter("the client's registered scopes") },
-    required: [],
     example: { grant_type: 'client_credentials', scope: 'orders:read fulfillments:write' },
   },
   password: {
     schema: 'PasswordGrant',
-    summary: "Resource owner password (first-party apps)",
-    description:
-      "RFC 6749 section 4.3, for first-party clients only: a user's email and password. Repeated failures make further attempts wait (400 `invalid_grant` with `Retry-After`).",
-    parameters: {
-      username: parameter("The user's email.", { required: true }),
-      password: { ...parameter("The user's password.", { required: true }), format: 'password', writeOnly: true },
-      scope: scopeParameter("the client's registered scopes"),
-    },
-    required: ['username', 'password'],
     example: { grant_type: 'password', username: 'ada@example.com', password: 'correct-horse-battery', client_id: DEV_CLIENT_ID, scope: 'orders:read orders:write' },
   },
-});
+};
 
-function grantSchema(grantType: GrantType, grant: Grant): Json {
-  return {
-    type: 'object',
-    title: grant.summary,
-    description: `${grant.description} Parameters the grant does not define are ignored.`,
-    required: ['grant_type', ...grant.required],
-    properties: { grant_type: { type: 'string', const: grantType }, ...grant.parameters, ...CLIENT_PARAMETERS },
-  };
-}
+const grantEntries = (): [GrantType, { schema: string; example: Record<string, string> }][] => Object.entries(GRANTS) as [GrantType, (typeof GRANTS)[GrantType]][];
 
-const grantEntries = (): [GrantType, Grant][] => Object.entries(grants()) as [GrantType, Grant][];
+/** A grant's request schema, and its title as the summary of its example. */
+const grantSchema = (grantType: GrantType): Json => rendered(tokenGrants()[grantType], ['type', 'title', 'description', 'required', 'properties']);
+const grantSummary = (grantType: GrantType): string => String(tokenGrants()[grantType].meta()?.title);
 
 const TOKEN_REQUEST: Json = {
   description: 'A grant: `grant_type` and its parameters, with the client\'s own when it does not use HTTP Basic.',
   oneOf: grantEntries().map(([, grant]) => schemaRef(grant.schema)),
   discriminator: { propertyName: 'grant_type', mapping: Object.fromEntries(grantEntries().map(([type, grant]) => [type, `#/components/schemas/${grant.schema}`])) },
-};
-
-const REVOCATION_REQUEST: Json = {
-  type: 'object',
-  description: 'RFC 7009 section 2.1, with client authentication. Parameters it does not define are ignored.',
-  required: ['token'],
-  properties: {
-    token: parameter(
-      'The token to revoke. A refresh token is revoked with every token of its sign-in; an access token (a JWT the service never looks up) ' +
-        'stays valid until it expires, and the answer is 200 all the same.',
-      { required: true },
-    ),
-    token_type_hint: parameter('`refresh_token` or `access_token`: only a hint, the form of the token decides.'),
-    ...CLIENT_PARAMETERS,
-  },
 };
 
 function requestBody(description: string, schema: Json, examples: Record<string, { summary: string; value: Json }>): Json {
@@ -362,7 +281,7 @@ const tokenOperation: Json = {
   requestBody: requestBody(
     'The grant: `grant_type` and its parameters.',
     schemaRef('TokenRequest'),
-    Object.fromEntries(grantEntries().map(([type, grant]) => [type, { summary: grant.summary, value: grant.example }])),
+    Object.fromEntries(grantEntries().map(([type, grant]) => [type, { summary: grantSummary(type), value: grant.example }])),
   ),
   responses: {
     '200': {
@@ -483,10 +402,12 @@ export const oauthOpenApi = () => ({
     [REVOKE_PATH]: { post: revokeOperation },
     [METADATA_PATH]: { get: metadataOperation() },
   },
+  // The metadata's 429.
+  problems: ['rate-limited'],
   schemas: {
     TokenRequest: TOKEN_REQUEST,
-    ...Object.fromEntries(grantEntries().map(([type, grant]) => [grant.schema, grantSchema(type, grant)])),
-    RevocationRequest: REVOCATION_REQUEST,
+    ...Object.fromEntries(grantEntries().map(([type, grant]) => [grant.schema, grantSchema(type)])),
+    RevocationRequest: rendered(RevocationRequest, ['type', 'description', 'required', 'properties']),
     TokenResponse: tokenResponse(),
     OAuthError: OAUTH_ERROR,
     AuthorizationServerMetadata: metadataSchema(),

@@ -6,31 +6,30 @@
  * RFC 8707's repeatable `resource` pass unharmed. Problems name only the defined parameter, never
  * what the request sent (no unknown name, no value is echoed). Form bodies (`parseForm`, the
  * /oauth plugin's parser) and queries arrive as records where a repeated name maps to an array,
- * JSON bodies as objects whose values must be strings.
+ * JSON bodies as objects whose values must be strings. The token and revocation endpoints then
+ * read what their request schemas require (request-schemas.ts, `readRequest`).
  */
+import { z } from 'zod';
 import { invalidRequest } from './errors.ts';
 
 /** Longer values are refused: no OAuth parameter of this server needs more. */
 export const MAX_PARAMETER_LENGTH = 4096;
 
+/**
+ * Every defined parameter sent once: a string, not over-long, without NUL (no OAuth value holds
+ * one, and PostgreSQL text cannot: refused here, never a failed query).
+ */
+// eslint-disable-next-line no-control-regex -- matching NUL is the point
+export const OAuthParameter = z.string().max(MAX_PARAMETER_LENGTH).regex(/^[^\u0000]*$/);
+
+/** What is wrong with a value `OAuthParameter` refuses, by its first issue (the order of its checks). */
+const WRONG: Partial<Record<z.core.$ZodIssue['code'], string>> = {
+  invalid_type: 'must be a string',
+  too_big: `is longer than ${MAX_PARAMETER_LENGTH} characters`,
+  invalid_format: 'contains a NUL character',
+};
+
 export type Params = ReadonlyMap<string, string>;
-
-/** What the token endpoint reads (RFC 6749 sections 2.3.1, 4.1.3, 4.3.2, 4.4.2, 6; RFC 7636 4.5). */
-export const TOKEN_PARAMETERS = [
-  'grant_type',
-  'code',
-  'redirect_uri',
-  'code_verifier',
-  'refresh_token',
-  'scope',
-  'username',
-  'password',
-  'client_id',
-  'client_secret',
-] as const;
-
-/** What the revocation endpoint reads (RFC 7009 section 2.1, with client authentication). */
-export const REVOKE_PARAMETERS = ['token', 'token_type_hint', 'client_id', 'client_secret'] as const;
 
 /**
  * The defined parameters sent once with a value; `problem` says what else is wrong with a
@@ -61,21 +60,13 @@ export function parseParams(source: unknown, defined: readonly string[]): Parsed
       continue;
     }
     seen.add(name);
-    const single = values[0];
-    if (typeof single !== 'string') {
-      problems.push(`parameter ${name} must be a string`);
+    const checked = OAuthParameter.safeParse(values[0]);
+    if (!checked.success) {
+      const [issue] = checked.error.issues;
+      problems.push(`parameter ${name} ${(issue && WRONG[issue.code]) ?? 'is malformed'}`);
       continue;
     }
-    if (single.length > MAX_PARAMETER_LENGTH) {
-      problems.push(`parameter ${name} is longer than ${MAX_PARAMETER_LENGTH} characters`);
-      continue;
-    }
-    // No OAuth value holds a NUL, and PostgreSQL text cannot: refused here, never a failed query.
-    if (single.includes('\u0000')) {
-      problems.push(`parameter ${name} contains a NUL character`);
-      continue;
-    }
-    if (single !== '') params.set(name, single);
+    if (checked.data !== '') params.set(name, checked.data);
   }
   for (const name of repeated) params.delete(name);
   if (repeated.size > 0) problems.unshift(`parameter${repeated.size > 1 ? 's' : ''} ${[...repeated].join(', ')} may be sent only once`);
@@ -87,6 +78,23 @@ export function requireParams(source: unknown, defined: readonly string[]): Para
   const parsed = parseParams(source, defined);
   if (parsed.problem !== undefined) throw invalidRequest(parsed.problem);
   return parsed.params;
+}
+
+/**
+ * The parameters `schema` defines, as it reads them; `invalid_request` naming the first it refuses,
+ * in the schema's order (a missing one: "The code parameter is required."; else the schema's own
+ * words). `readElsewhere` are passed through unchecked, for a check that must come later or
+ * knows more (`scope`: grantScope names what may be granted).
+ */
+export function readRequest<Schema extends z.ZodObject>(schema: Schema, params: Params, readElsewhere: readonly string[] = []): z.output<Schema> {
+  const sent = [...params].filter(([name]) => !readElsewhere.includes(name));
+  const result = schema.safeParse(Object.fromEntries(sent));
+  if (!result.success) {
+    const [issue] = result.error.issues;
+    const name = String(issue?.path[0]);
+    throw invalidRequest(params.has(name) ? (issue?.message ?? `Invalid request: parameter ${name} is malformed.`) : `The ${name} parameter is required.`);
+  }
+  return { ...result.data, ...Object.fromEntries([...params].filter(([name]) => readElsewhere.includes(name))) };
 }
 
 /** A required parameter, or `invalid_request` naming it. */

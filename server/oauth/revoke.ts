@@ -9,8 +9,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticateClient } from './client-auth.ts';
 import type { OAuthContext } from './context.ts';
 import { invalidGrant, noStore } from './errors.ts';
-import { requireParams, required, REVOKE_PARAMETERS } from './params.ts';
+import { readRequest, requireParams } from './params.ts';
 import { revokeRefreshToken } from './refresh-tokens.ts';
+import { REVOKE_PARAMETERS, RevocationRequest } from './request-schemas.ts';
 
 /** A JWT (three dot-separated parts); refresh tokens are base64url without dots. */
 const looksLikeJwt = (token: string): boolean => token.split('.').length === 3;
@@ -18,7 +19,7 @@ const looksLikeJwt = (token: string): boolean => token.split('.').length === 3;
 export async function revokeEndpoint(ctx: OAuthContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const params = requireParams(request.body, REVOKE_PARAMETERS);
   const { client } = await authenticateClient(ctx.db, request.headers.authorization, params);
-  const token = required(params, 'token');
+  const { token } = readRequest(RevocationRequest, params);
   // token_type_hint (`refresh_token`, `access_token` or another) is only a hint (section 2.1): the
   // token's form tells which it is, so a wrong hint changes nothing.
   if (!looksLikeJwt(token)) {

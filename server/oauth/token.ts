@@ -6,6 +6,7 @@
 import { eq } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
+import type { z } from 'zod';
 import { scopeForPerson } from '../auth/policy.ts';
 import type { Role } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
@@ -14,11 +15,12 @@ import { GRANT_TYPES, users, type GrantType } from '../db/schema.ts';
 import { authenticateClient, UNKNOWN_CLIENT, type OAuthClient } from './client-auth.ts';
 import { lockCode, markCodeUsed } from './codes.ts';
 import type { OAuthContext } from './context.ts';
-import { invalidClient, invalidGrant, invalidRequest, invalidScope, noStore, OAuthError, unauthorizedClient } from './errors.ts';
+import { invalidClient, invalidGrant, invalidScope, noStore, OAuthError, unauthorizedClient } from './errors.ts';
 import { issueForSignIn, lockClient } from './issue.ts';
-import { CODE_VERIFIER, verifierMatches } from './pkce.ts';
-import { requireParams, required, TOKEN_PARAMETERS, type Params } from './params.ts';
+import { readRequest, requireParams, required, type Params } from './params.ts';
+import { verifierMatches } from './pkce.ts';
 import { issueRefreshToken, lockRefreshToken, markUsed, newFamilyId, revokeFamily } from './refresh-tokens.ts';
+import { TOKEN_PARAMETERS, tokenGrants, type TokenGrants } from './request-schemas.ts';
 import { grantScope, parseScope, scopeTokens } from './scope.ts';
 import { NOTHING_USABLE, waitMessage, WRONG_CREDENTIALS } from './sign-in.ts';
 
@@ -32,6 +34,13 @@ export interface TokenResponse {
 }
 
 type Grant = (ctx: OAuthContext, client: OAuthClient, params: Params, request: FastifyRequest) => Promise<TokenResponse>;
+
+/**
+ * The parameters of `grantType` as its request schema reads them (request-schemas.ts), checked
+ * where the grant always checked them: after the client is authenticated. `scope` is checked by
+ * grantScope (scope.ts), whose refusal names what may be granted.
+ */
+const readGrant = <Type extends GrantType>(grantType: Type, params: Params): z.output<TokenGrants[Type]> => readRequest(tokenGrants()[grantType], params, ['scope']);
 
 /** What a grant found in its transaction: a user's tokens to issue, or why it refuses. */
 type Outcome = { refused: string } | { user: { id: number; role: Role; name: string }; scope: string; refreshToken: string | undefined; family: string };
@@ -62,10 +71,7 @@ async function userClaims(tx: Db, id: number): Promise<{ id: number; role: Role;
 
 /** RFC 6749 section 4.1.3 with RFC 7636 section 4.5: the code, its redirect URI and PKCE verifier. */
 const authorizationCode: Grant = async (ctx, client, params, request) => {
-  const code = required(params, 'code');
-  const redirectUri = required(params, 'redirect_uri');
-  const verifier = required(params, 'code_verifier');
-  if (!CODE_VERIFIER.test(verifier)) throw invalidRequest('The code_verifier must be 43-128 characters of A-Z, a-z, 0-9, -, ., _ and ~ (RFC 7636).');
+  const { code, redirect_uri: redirectUri, code_verifier: verifier } = readGrant('authorization_code', params);
   const outcome = await transaction(ctx.db, async (tx): Promise<Outcome> => {
     if (!(await lockClient(tx, client.id))) throw invalidClient(UNKNOWN_CLIENT, request.headers.authorization !== undefined);
     const row = await lockCode(tx, code);
@@ -97,8 +103,8 @@ const authorizationCode: Grant = async (ctx, client, params, request) => {
  * scope originally granted.
  */
 const refreshToken: Grant = async (ctx, client, params, request) => {
-  const token = required(params, 'refresh_token');
-  const requested = parseScope(params.get('scope'));
+  const { refresh_token: token, scope } = readGrant('refresh_token', params);
+  const requested = parseScope(scope);
   const outcome = await transaction(ctx.db, async (tx): Promise<Outcome> => {
     if (!(await lockClient(tx, client.id))) throw invalidClient(UNKNOWN_CLIENT, request.headers.authorization !== undefined);
     const row = await lockRefreshToken(tx, token);
@@ -122,16 +128,16 @@ const refreshToken: Grant = async (ctx, client, params, request) => {
 /** RFC 6749 section 4.4: a confidential client acting for itself (`role: service`, `sub` its id). */
 const clientCredentials: Grant = async (ctx, client, params) => {
   if (!client.confidential) throw unauthorizedClient('Only confidential clients may use the client_credentials grant.');
-  const scope = grantScope(parseScope(params.get('scope')), client.scopes, "the client's registered scopes");
+  const { scope: asked } = readGrant('client_credentials', params);
+  const scope = grantScope(parseScope(asked), client.scopes, "the client's registered scopes");
   return mintResponse(ctx, { sub: client.id, role: 'service', name: client.name }, scope);
 };
 
 /** RFC 6749 section 4.3, for our own (first-party) applications only. */
 const password: Grant = async (ctx, client, params, request) => {
   if (!client.firstParty) throw unauthorizedClient('The password grant is only for first-party clients; use the authorization code flow.');
-  const username = required(params, 'username');
-  const secret = required(params, 'password');
-  const scope = grantScope(parseScope(params.get('scope')), client.scopes, "the client's registered scopes");
+  const { username, password: secret, scope: asked } = readGrant('password', params);
+  const scope = grantScope(parseScope(asked), client.scopes, "the client's registered scopes");
   const result = await ctx.signIn.signIn(username, secret, request.ip);
   if (!result.ok) {
     if (result.retryAfterSeconds === undefined) throw invalidGrant(WRONG_CREDENTIALS);

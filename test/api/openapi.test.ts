@@ -24,7 +24,7 @@ import { eventTypes } from '../../server/events/catalogue.ts';
 import { restRoutes } from '../../server/http/rest-routes.ts';
 import { API_PREFIX } from '../../server/lib/api-paths.ts';
 import { createCode } from '../../server/oauth/codes.ts';
-import { REVOKE_PARAMETERS, TOKEN_PARAMETERS } from '../../server/oauth/params.ts';
+import { REVOKE_PARAMETERS, TOKEN_PARAMETERS } from '../../server/oauth/request-schemas.ts';
 import { appRouter } from '../../server/router.ts';
 import { createTestApp, TEST_PASSWORD } from '../helpers/app.ts';
 import { REDIRECT_URI } from '../helpers/oauth.ts';
