@@ -23,20 +23,20 @@ import { handleError, sendProblem } from './http/problem-reply.ts';
 import { registerOAuth, type OAuthOptions } from './oauth/register.ts';
 import { oauthOpenApi } from './oauth/openapi-paths.ts';
 import { registerRateLimit, type RateLimiter, type RateLimitOptions } from './http/rate-limit.ts';
-import { startPurge } from './db/purge.ts';
+import { purgeJob } from './db/purge.ts';
 import { registerRestRoutes } from './http/rest-adapter.ts';
 import { registerTrpcEndpoint } from './http/trpc-endpoint.ts';
 import { appRouter } from './router.ts';
+import { routerOf, settingsFrom, type AppModule, type SettingsOf } from './modules/module.ts';
+import { modules as appModules } from './modules/modules.ts';
+import { Settings } from './lib/settings.ts';
 import { CursorCodec, processCursors } from './lib/cursors.ts';
 import { defaultIdempotencySettings, type IdempotencySettings } from './trpc/context.ts';
 import { purgeExpiredKeys } from './trpc/idempotency.ts';
-import { purgeOldEvents } from './modules/events/events.service.ts';
 import { LiveEvents } from './events/live.ts';
 import { readLiveEvents } from './modules/events/events.live.ts';
-import { WebhookWorker, type WebhookWorkerSettings } from './modules/webhooks/webhooks.worker.ts';
-import { defaultWebhookEndpointSettings, type WebhookEndpointSettings } from './lib/webhook-targets.ts';
 
-export interface AppOptions {
+export interface CoreAppOptions {
   database: Database;
   tokens: TokenService;
   bodyLimit?: number;
@@ -67,14 +67,6 @@ export interface AppOptions {
    * token lifetime, its stricter rate limit, the sign-in backoff, the key of its HMACs.
    */
   oauth?: OAuthOptions;
-  /** Events are kept `retentionDays` (default 30), purged every `purgeIntervalMs` (default 10 minutes). */
-  events?: { retentionDays?: number; purgeIntervalMs?: number };
-  /**
-   * Webhooks (docs/webhooks.md): the rules endpoints are held to (production, allowed hosts, the
-   * most endpoints), and the delivery worker's settings, or `false` for none in this process
-   * (tests drive a `WebhookWorker` of their own). The worker runs by default.
-   */
-  webhooks?: Partial<WebhookEndpointSettings> & { worker?: Partial<WebhookWorkerSettings> | false };
   /** The secret list cursors are signed with (every instance the same; main.ts: JWT_SECRET). */
   cursorSecret?: string;
   /** `GET /metrics` on a port of its own and/or to a bearer of a token (server/http/metrics.ts); neither: none. */
@@ -82,6 +74,14 @@ export interface AppOptions {
   /** How long a client may take to send a request, and stay idle between requests (http/timeouts.ts). */
   http?: Partial<HttpTimeouts>;
 }
+
+/**
+ * What `buildApp` takes: the service's options, the module list (server/modules/modules.ts unless
+ * given: a test mounts a module of its own by adding it), every module's settings (`settings`, as
+ * config.ts read them; each module's defaults otherwise), and, by module name, settings that
+ * override them field by field (a test's `<name>: { ... }`).
+ */
+export type AppOptions<Modules extends readonly AppModule[] = typeof appModules> = CoreAppOptions & { modules?: Modules; settings?: Settings } & SettingsOf<Modules>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -118,8 +118,15 @@ const SERVED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE',
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** Builds the whole service; never listens (tests use `inject`). Closing it closes the database. */
-export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+export async function buildApp(options: AppOptions): Promise<FastifyInstance>;
+/** With a module list of its own (a test's): the options take its modules' settings by name. */
+export async function buildApp<const Modules extends readonly AppModule[]>(options: AppOptions<Modules>): Promise<FastifyInstance>;
+export async function buildApp(options: CoreAppOptions & { modules?: readonly AppModule[]; settings?: Settings }): Promise<FastifyInstance> {
   const { database, tokens } = options;
+  const modules: readonly AppModule[] = options.modules ?? appModules;
+  const router = options.modules ? routerOf(options.modules) : appRouter;
+  // Each module's settings, overridden by the options named after it.
+  const settings = settingsFrom(modules, options.settings ?? new Settings(), options as unknown as Readonly<Record<string, object | undefined>>);
   await tokens.ready();
   // Registered below, once the app exists; the router refuses nothing before the app is ready.
   let limiter: RateLimiter | undefined = undefined;
@@ -158,7 +165,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   // First of the hooks, so every request is counted (server/http/metrics.ts).
-  const metrics = await registerMetrics(app, { ...options.metrics, router: appRouter, pool: database.poolState });
+  const metrics = await registerMetrics(app, { ...options.metrics, router, pool: database.poolState });
 
   const lifecycle = new Lifecycle(app.server, options.tls !== undefined);
   app.decorate('lifecycle', lifecycle);
@@ -189,11 +196,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const idempotency: IdempotencySettings = { ...defaultIdempotencySettings, ...idempotencyOverrides, onReplay: metrics?.recordReplay };
   // Without a secret, the process's own key: cursors then hold within this process only.
   const cursors = options.cursorSecret === undefined ? processCursors : new CursorCodec(options.cursorSecret);
-  // Expired idempotency keys and old events go in the background; stopped before the database closes.
-  const { retentionDays = 30, purgeIntervalMs: eventPurgeIntervalMs = 10 * 60_000 } = options.events ?? {};
-  const stopPurges = [
-    startPurge(app.log, purgeIntervalMs, 'expired idempotency keys', () => purgeExpiredKeys(database.db)),
-    startPurge(app.log, eventPurgeIntervalMs, 'old events', () => purgeOldEvents(database.db, retentionDays)),
+  // Expired idempotency keys and every module's background jobs: started once the app is ready,
+  // stopped before the database closes.
+  const jobs = [
+    purgeJob(app.log, purgeIntervalMs, 'expired idempotency keys', () => purgeExpiredKeys(database.db)),
+    ...modules.flatMap((module) => module.jobs?.({ db: database.db, listen: database.listen, log: app.log, settings }) ?? []),
   ];
   // Live order events for subscriptions (server/events/live.ts): their streams end when the
   // drain begins, and the LISTEN stops before the database closes.
@@ -202,33 +209,27 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   lifecycle.whenClosing(() => live.stop());
   app.decorate('live', live);
-  const { worker: workerSettings = {}, ...endpointOverrides } = options.webhooks ?? {};
-  const webhooks: WebhookEndpointSettings = { ...defaultWebhookEndpointSettings, ...endpointOverrides };
-  // The worker LISTENs for the fan-out's notifications: a delivery is sent as its event commits,
-  // on whichever instance wrote it, not at the next poll.
-  const webhookWorker = workerSettings === false ? undefined : new WebhookWorker(database.db, webhooks, workerSettings, app.log, database.listen);
   app.addHook('onReady', async () => {
-    await webhookWorker?.start();
+    await Promise.all(jobs.map((job) => job.start()));
   });
   app.addHook('onClose', async () => {
-    // The worker first: its attempts in flight record their outcome while the database is open.
-    await webhookWorker?.stop();
-    await Promise.all([...stopPurges.map((stop) => stop()), live.close()]);
+    // The jobs first: a delivery in flight records its outcome while the database is open.
+    await Promise.all([...jobs.map((job) => job.stop()), live.close()]);
     await database.close();
   });
 
   await app.register(corsPolicy, { origins: options.corsOrigins ?? [] });
 
-  registerRestRoutes(app, { router: appRouter, db: database.db, idempotency, cursors, webhooks });
+  registerRestRoutes(app, { router, db: database.db, idempotency, cursors, settings });
   await registerOAuth(app, { db: database.db, tokens, tls: options.tls !== undefined, options: options.oauth });
 
   registerHealth(app, { database, rateLimiter, lifecycle });
 
-  await registerDocs(app, { document: JSON.stringify(buildOpenApiDocument(appRouter, packageVersion, [oauthOpenApi()])) });
+  await registerDocs(app, { document: JSON.stringify(buildOpenApiDocument(router, packageVersion, [oauthOpenApi()])) });
 
   // The typed client's door: same procedures and context as REST, problems in the error `data`.
   // The typed client sends at most 50 calls a request (its `maxItems`); more than MAX_TRPC_BATCH get a 400.
-  await registerTrpcEndpoint(app, { router: appRouter, db: database.db, maxBatchSize: MAX_TRPC_BATCH, idempotency, cursors, live, webhooks });
+  await registerTrpcEndpoint(app, { router, db: database.db, maxBatchSize: MAX_TRPC_BATCH, idempotency, cursors, live, settings });
 
   return app;
 }

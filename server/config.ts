@@ -11,7 +11,9 @@ import { defaultDatabaseTimeouts, type DatabaseTimeouts } from './db/client.ts';
 import { defaultHttpTimeouts, type HttpTimeouts } from './http/timeouts.ts';
 import { isProxyEntry, type TrustProxy } from './lib/client-address.ts';
 import { Email } from './modules/users/users.schemas.ts';
-import { bareHost } from './lib/webhook-targets.ts';
+import { Settings } from './lib/settings.ts';
+import type { AppModule } from './modules/module.ts';
+import { modules as appModules } from './modules/modules.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -101,27 +103,6 @@ const EnvSchema = z.object({
   TLS_KEY_FILE: z.string().min(1).optional(),
   // docs/api.md#idempotency: keys are kept 24 to 48 hours.
   IDEMPOTENCY_TTL_HOURS: z.coerce.number().int().min(24).max(48).default(24),
-  // docs/api.md#events: events are kept 30 days by default.
-  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
-  // --- webhooks (docs/webhooks.md) ---
-  WEBHOOK_MAX_ENDPOINTS: positiveInt.max(1000).default(16),
-  // Host names allowed to resolve to loopback, private or link-local addresses in production.
-  WEBHOOK_ALLOWED_HOSTS: z
-    .string()
-    .refine((v) => v.split(',').every((host) => /^[a-z0-9.:[\]-]+$/i.test(host.trim())), 'must be a comma list of host names such as hooks.internal,10.0.0.5')
-    .optional(),
-  // Seconds to wait before each retry; after the last, a delivery has failed.
-  WEBHOOK_RETRY_SCHEDULE: z
-    .string()
-    .regex(/^\s*\d+\s*(,\s*\d+\s*){0,19}$/, 'must be a comma list of at most 20 whole seconds such as 5,300,1800')
-    .default('5,300,1800,7200,18000,36000,36000'),
-  // `false`: this process delivers nothing (another instance, or a worker process, does).
-  WEBHOOK_WORKER: z.enum(['true', 'false']).default('true'),
-  WEBHOOK_CONCURRENCY_PER_ENDPOINT: positiveInt.max(100).default(16),
-  WEBHOOK_POLL_INTERVAL_MS: positiveInt.min(10).max(60_000).default(500),
-  // How long a claimed delivery is held; past it, another worker takes it (longer than the 10 s timeout).
-  WEBHOOK_LEASE_SECONDS: positiveInt.min(15).max(3600).default(60),
-  // --- end of webhooks ---
 });
 
 export interface Config {
@@ -163,18 +144,8 @@ export interface Config {
   corsOrigins: string[] | '*';
   /** Hours an idempotency key is kept before it is purged (24-48). */
   idempotencyTtlHours: number;
-  /** Days an event is kept before it is purged. */
-  eventRetentionDays: number;
-  /** Webhook endpoints and their delivery (docs/webhooks.md). */
-  webhooks: {
-    maxEndpoints: number;
-    allowedHosts: string[];
-    retryScheduleSeconds: number[];
-    worker: boolean;
-    concurrencyPerEndpoint: number;
-    pollIntervalMs: number;
-    leaseSeconds: number;
-  };
+  /** Every module's settings, from the variables it declares (server/modules/module.ts). */
+  settings: Settings;
 }
 
 export class ConfigError extends Error {
@@ -195,11 +166,17 @@ export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): Pick<C
   return { databaseUrl: parsed.data.DATABASE_URL, dataDir: resolve(parsed.data.DATA_DIR), connectTimeoutMs: parsed.data.DATABASE_CONNECT_TIMEOUT_MS };
 }
 
-/** Reads and validates the environment. Throws ConfigError listing every bad variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Reads and validates the environment: the service's variables and those every module of the list
+ * declares. Throws ConfigError listing every bad variable.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, modules: readonly AppModule[] = appModules): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const declared = modules.flatMap((module) => (module.settings ? [module.settings] : []));
   const parsed = EnvSchema.safeParse(present);
-  const problems = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  // The modules' variables (server/modules/module.ts), checked as the service's are, after them.
+  const parsedModules = z.object(Object.assign({}, ...declared.map((settings) => settings.env)) as z.ZodRawShape).safeParse(present);
+  const problems = [parsed, parsedModules].flatMap((result) => (result.success ? [] : result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)));
   // Rules between variables are checked on the raw values too, so one run names every problem.
   const has = (name: string) => present[name] !== undefined;
   const production = present.NODE_ENV === 'production';
@@ -230,19 +207,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (has('METRICS_PORT') && Number(present.METRICS_PORT) !== 0 && Number(present.METRICS_PORT) === Number(present.PORT ?? 3000)) {
     problems.push('METRICS_PORT: must differ from PORT (set METRICS_TOKEN instead to serve /metrics on the main port)');
   }
-  // The events' purge deletes their deliveries: a delivery's whole schedule (its delays, and each
-  // attempt held up to its lease) must end within the retention (docs/webhooks.md#delivery).
-  if (parsed.success) {
-    const delays = parsed.data.WEBHOOK_RETRY_SCHEDULE.split(',').map((seconds) => Number(seconds.trim()));
-    const span = delays.reduce((sum, delay) => sum + delay, 0) + (delays.length + 1) * parsed.data.WEBHOOK_LEASE_SECONDS;
-    if (span >= parsed.data.EVENT_RETENTION_DAYS * 86_400) {
-      problems.push(
-        `EVENT_RETENTION_DAYS: ${parsed.data.EVENT_RETENTION_DAYS} days is shorter than a webhook delivery's retries (WEBHOOK_RETRY_SCHEDULE with a WEBHOOK_LEASE_SECONDS lease per attempt: ${(span / 3600).toFixed(1)} hours); keep events longer or shorten the schedule`,
-      );
-    }
+  // Each module's rules between its variables, once every variable is valid.
+  if (parsedModules.success) {
+    const values = parsedModules.data;
+    problems.push(...declared.flatMap((settings) => settings.check?.(values) ?? []));
   }
-  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  if (!parsed.success || !parsedModules.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
+  const moduleValues = parsedModules.data;
 
   const secret = e.JWT_SECRET ?? developmentSecret(e.DATA_DIR, e.DATABASE_URL === 'memory://');
   return {
@@ -278,19 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST, token: e.METRICS_TOKEN },
     publicUrl: e.PUBLIC_URL,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
-    eventRetentionDays: e.EVENT_RETENTION_DAYS,
-    webhooks: {
-      maxEndpoints: e.WEBHOOK_MAX_ENDPOINTS,
-      allowedHosts: (e.WEBHOOK_ALLOWED_HOSTS ?? '')
-        .split(',')
-        .map((host) => bareHost(host.trim()))
-        .filter((host) => host !== ''),
-      retryScheduleSeconds: e.WEBHOOK_RETRY_SCHEDULE.split(',').map((seconds) => Number(seconds.trim())),
-      worker: e.WEBHOOK_WORKER === 'true',
-      concurrencyPerEndpoint: e.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
-      pollIntervalMs: e.WEBHOOK_POLL_INTERVAL_MS,
-      leaseSeconds: e.WEBHOOK_LEASE_SECONDS,
-    },
+    settings: new Settings(declared.map((settings) => [settings.key, settings.read(moduleValues, { production })] as const)),
     corsOrigins: e.CORS_ORIGINS === '*' ? '*' : (e.CORS_ORIGINS?.split(',').map((o) => o.trim()) ?? []),
     tls: e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { cert: readFileSync(e.TLS_CERT_FILE, 'utf8'), key: readFileSync(e.TLS_KEY_FILE, 'utf8') } : undefined,
   };

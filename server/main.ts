@@ -58,20 +58,8 @@ const app = await buildApp({
   },
   // Cursors: every instance agrees; the codec keys its HMAC with a label, not the secret itself.
   cursorSecret: config.jwt.secret,
-  events: { retentionDays: config.eventRetentionDays },
-  webhooks: {
-    production: config.env === 'production',
-    allowedHosts: config.webhooks.allowedHosts,
-    maxEndpoints: config.webhooks.maxEndpoints,
-    worker: config.webhooks.worker
-      ? {
-          retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
-          concurrencyPerEndpoint: config.webhooks.concurrencyPerEndpoint,
-          pollIntervalMs: config.webhooks.pollIntervalMs,
-          leaseSeconds: config.webhooks.leaseSeconds,
-        }
-      : false,
-  },
+  // Every module's settings, as read from the environment (server/modules/module.ts).
+  settings: config.settings,
   metrics: config.metrics,
   rateLimit: { max: config.rateLimit.max, timeWindow: config.rateLimit.window, redisUrl: config.redisUrl },
   oauth: {

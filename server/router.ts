@@ -1,27 +1,9 @@
-import { clientsRouter } from './modules/clients/clients.router.ts';
-import { eventsRouter } from './modules/events/events.router.ts';
-import { fulfillmentsRouter } from './modules/fulfillments/fulfillments.router.ts';
-import { notesRouter } from './modules/notes/notes.router.ts';
-import { ordersRouter } from './modules/orders/orders.router.ts';
-import { paymentsRouter } from './modules/payments/payments.router.ts';
-import { productsRouter } from './modules/products/products.router.ts';
-import { refundsRouter } from './modules/refunds/refunds.router.ts';
-import { usersRouter } from './modules/users/users.router.ts';
-import { webhooksRouter } from './modules/webhooks/webhooks.router.ts';
-import { createCallerFactory, router } from './trpc/trpc.ts';
+import { routerOf } from './modules/module.ts';
+import { modules } from './modules/modules.ts';
+import { createCallerFactory } from './trpc/trpc.ts';
 
-export const appRouter = router({
-  products: productsRouter,
-  users: usersRouter,
-  orders: ordersRouter,
-  payments: paymentsRouter,
-  refunds: refundsRouter,
-  fulfillments: fulfillmentsRouter,
-  clients: clientsRouter,
-  events: eventsRouter,
-  webhooks: webhooksRouter,
-  notes: notesRouter,
-});
+/** Every module's router under its name (server/modules/modules.ts). */
+export const appRouter = routerOf(modules);
 
 export type AppRouter = typeof appRouter;
 

@@ -5,6 +5,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { FastifyBaseLogger } from 'fastify';
+import type { BackgroundJob } from '../lib/settings.ts';
 import type { Db } from './client.ts';
 
 /** Rows one DELETE of a purge removes at most: short statements, short locks. */
@@ -57,5 +58,19 @@ export function startPurge(log: FastifyBaseLogger, intervalMs: number, what: str
   return async () => {
     clearInterval(timer);
     await running;
+  };
+}
+
+/** `startPurge` as a module's background job: runs from `start()` until `stop()`. */
+export function purgeJob(log: FastifyBaseLogger, intervalMs: number, what: string, run: () => Promise<number>): BackgroundJob {
+  let stop: (() => Promise<void>) | undefined;
+  return {
+    name: `purge of ${what}`,
+    start: () => {
+      stop ??= startPurge(log, intervalMs, what, run);
+    },
+    stop: async () => {
+      await stop?.();
+    },
   };
 }

@@ -28,7 +28,7 @@ export const users = pgTable(
  * the lists and is the position a delivery worker can claim from. `data` is `json`, not `jsonb`:
  * stored as written, so `data.object` keeps the key order of the resource's GET answer, and a
  * write does not pay for jsonb's conversion. `order_id` has no foreign key: an order's events
- * outlive a deleted order until the purge removes them (`EVENT_RETENTION_DAYS`).
+ * outlive a deleted order until the events module's purge removes them (modules/events/events.module.ts).
  */
 export const events = pgTable(
   'events',

@@ -10,7 +10,7 @@ import type { Db } from '../db/client.ts';
 import { DomainError } from '../errors/problems.ts';
 import { toDomainError } from '../errors/to-domain-error.ts';
 import { createContext, type Context, type IdempotencySettings } from '../trpc/context.ts';
-import type { WebhookEndpointSettings } from '../lib/webhook-targets.ts';
+import type { Settings } from '../lib/settings.ts';
 import type { CursorCodec } from '../lib/cursors.ts';
 import type { RestMeta } from '../trpc/meta.ts';
 import { createCallerFactory } from '../trpc/trpc.ts';
@@ -32,8 +32,8 @@ export interface RestAdapterOptions {
   db: Db;
   idempotency?: IdempotencySettings;
   cursors?: CursorCodec;
-  /** The rules webhook endpoints are held to (docs/webhooks.md#endpoint-urls). */
-  webhooks?: WebhookEndpointSettings;
+  /** The modules' settings (server/lib/settings.ts). */
+  settings?: Settings;
 }
 
 type CallProcedure = (ctx: Context, input: unknown) => Promise<unknown>;
@@ -191,8 +191,8 @@ function linkHeader(request: FastifyRequest, output: ListOutput): string | undef
 
 export function registerRestRoutes(app: FastifyInstance, options: RestAdapterOptions): void {
   const routes = restRoutes(options.router);
-  const { db, idempotency, cursors, webhooks } = options;
-  const contextDeps = { db, ...(idempotency ? { idempotency } : {}), ...(cursors ? { cursors } : {}), ...(webhooks ? { webhooks } : {}) };
+  const { db, idempotency, cursors, settings } = options;
+  const contextDeps = { db, ...(idempotency ? { idempotency } : {}), ...(cursors ? { cursors } : {}), ...(settings ? { settings } : {}) };
 
   const handlerFor = (route: RestRoute) => {
     const call = procedureCaller(options.router, route.procedurePath);

@@ -11,7 +11,7 @@ import { toDomainError } from '../errors/to-domain-error.ts';
 import type { LiveEvents } from '../events/live.ts';
 import type { CursorCodec } from '../lib/cursors.ts';
 import { createContext, type Context, type IdempotencySettings } from '../trpc/context.ts';
-import type { WebhookEndpointSettings } from '../lib/webhook-targets.ts';
+import type { Settings } from '../lib/settings.ts';
 import { domainTrpcError } from '../trpc/trpc.ts';
 
 export interface TrpcEndpointOptions {
@@ -23,18 +23,18 @@ export interface TrpcEndpointOptions {
   cursors?: CursorCodec;
   /** The live events subscriptions read (server/events/live.ts). */
   live?: LiveEvents;
-  /** The rules webhook endpoints are held to (docs/webhooks.md#endpoint-urls). */
-  webhooks?: WebhookEndpointSettings;
+  /** The modules' settings (server/lib/settings.ts). */
+  settings?: Settings;
 }
 
 export async function registerTrpcEndpoint(app: FastifyInstance, options: TrpcEndpointOptions): Promise<void> {
-  const { db, idempotency, cursors, live, webhooks } = options;
+  const { db, idempotency, cursors, live, settings } = options;
   const trpcOptions: FastifyTRPCPluginOptions<AnyRouter>['trpcOptions'] = {
     router: options.router,
     allowMethodOverride: false,
     maxBatchSize: options.maxBatchSize,
     createContext: ({ req, info }): Context => {
-      const ctx = createContext(req, { db, ...(idempotency ? { idempotency } : {}), ...(cursors ? { cursors } : {}), ...(live ? { live } : {}), ...(webhooks ? { webhooks } : {}) });
+      const ctx = createContext(req, { db, ...(idempotency ? { idempotency } : {}), ...(cursors ? { cursors } : {}), ...(live ? { live } : {}), ...(settings ? { settings } : {}) });
       // One key names one operation: in a batch it would bind every call (and mark them all replayed).
       // Thrown with the domain's tRPC code: tRPC makes any other error from here a 500-coded one.
       if (ctx.idempotencyKey !== undefined && info.calls.length > 1) {

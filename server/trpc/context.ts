@@ -4,11 +4,11 @@ import type { Caller } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
 import type { UnitOfWork } from '../db/unit-of-work.ts';
 import type { LiveEvents } from '../events/live.ts';
+import { Settings } from '../lib/settings.ts';
 import { MAX_LISTED_ERRORS } from '../errors/problems.ts';
 import { parseEntityTags } from '../lib/etag.ts';
 import type { Preconditions } from '../lib/preconditions.ts';
 import { processCursors, type CursorCodec } from '../lib/cursors.ts';
-import { defaultWebhookEndpointSettings, type WebhookEndpointSettings } from '../lib/webhook-targets.ts';
 
 // Services import it from here today; it lives in lib/ so lib/ never imports trpc/.
 export type { Preconditions };
@@ -73,8 +73,8 @@ export interface Context {
   idempotency: IdempotencySettings;
   /** Signs and reads list cursors (server/modules/paging.ts). */
   cursors: CursorCodec;
-  /** The rules webhook endpoints are held to (docs/webhooks.md#endpoint-urls). */
-  webhooks: WebhookEndpointSettings;
+  /** The modules' settings (server/lib/settings.ts): a module reads its own, `ctx.settings.get(key)`. */
+  settings: Settings;
   response: ResponseBag;
   /**
    * How many field errors a problem lists (`errors`; `errors_total` counts them all): the whole
@@ -98,8 +98,11 @@ export interface ContextInnerOptions {
   idempotency?: IdempotencySettings;
   cursors?: CursorCodec;
   live?: LiveEvents;
-  webhooks?: WebhookEndpointSettings;
+  settings?: Settings;
 }
+
+/** Without settings given, every module's defaults. */
+const noSettings = new Settings();
 
 /** Calls without a request (tests, scripts) log nothing unless given a logger. */
 const silentLogger: FastifyBaseLogger = pino({ enabled: false });
@@ -120,7 +123,7 @@ export function createContextInner(options: ContextInnerOptions): Context {
     clientAddress: options.clientAddress,
     idempotency: options.idempotency ?? defaultIdempotencySettings,
     cursors: options.cursors ?? processCursors,
-    webhooks: options.webhooks ?? defaultWebhookEndpointSettings,
+    settings: options.settings ?? noSettings,
     response: { headers: {} },
     listedErrors: MAX_LISTED_ERRORS,
     live: options.live,
@@ -133,7 +136,7 @@ export interface ContextDeps {
   idempotency?: IdempotencySettings;
   cursors?: CursorCodec;
   live?: LiveEvents;
-  webhooks?: WebhookEndpointSettings;
+  settings?: Settings;
 }
 
 /**
@@ -155,6 +158,6 @@ export function createContext(request: FastifyRequest, deps: ContextDeps): Conte
     ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
     ...(deps.cursors ? { cursors: deps.cursors } : {}),
     ...(deps.live ? { live: deps.live } : {}),
-    ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
+    ...(deps.settings ? { settings: deps.settings } : {}),
   });
 }

@@ -11,7 +11,7 @@
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardedLookup, RefusedAddressError, type WebhookTargetRules } from '../../server/lib/webhook-targets.ts';
+import { guardedLookup, RefusedAddressError, type WebhookTargetRules } from '../../server/modules/webhooks/webhooks.targets.ts';
 import { WebhookWorker } from '../../server/modules/webhooks/webhooks.worker.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { expectProblem } from '../helpers/problems.ts';

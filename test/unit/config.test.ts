@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, type Config } from '../../server/config.ts';
+import { eventSettings } from '../../server/modules/events/events.module.ts';
+import { webhookSettings } from '../../server/modules/webhooks/webhooks.settings.ts';
 
 const SECRET = 'a-jwt-secret-that-is-at-least-32-bytes';
 let scratch: string;
@@ -390,20 +392,18 @@ describe('SIGN_UP_ENABLED: the sign-in form offers "Create an account" unless it
 
 describe('webhooks (docs/webhooks.md): documented defaults, and bad values refused naming the variable', () => {
   it('defaults: 16 endpoints, the 27-hour schedule, the worker on, 8 per endpoint, 500 ms polls, 60 s leases', () => {
-    expect(load({}).webhooks).toEqual({
+    expect(load({}).settings.get(webhookSettings)).toEqual({
+      production: false,
       maxEndpoints: 16,
       allowedHosts: [],
-      retryScheduleSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
-      worker: true,
-      concurrencyPerEndpoint: 16,
-      pollIntervalMs: 500,
-      leaseSeconds: 60,
+      worker: { retryScheduleSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000], concurrencyPerEndpoint: 16, pollIntervalMs: 500, leaseSeconds: 60 },
     });
   });
 
   it('WEBHOOK_ALLOWED_HOSTS and WEBHOOK_RETRY_SCHEDULE are comma lists', () => {
     const config = load({ WEBHOOK_ALLOWED_HOSTS: 'Hooks.Internal, [::1]', WEBHOOK_RETRY_SCHEDULE: '1, 2,3', WEBHOOK_WORKER: 'false' });
-    expect(config.webhooks).toMatchObject({ allowedHosts: ['hooks.internal', '::1'], retryScheduleSeconds: [1, 2, 3], worker: false });
+    expect(config.settings.get(webhookSettings)).toMatchObject({ allowedHosts: ['hooks.internal', '::1'], worker: false });
+    expect(load({ WEBHOOK_RETRY_SCHEDULE: '1, 2,3' }).settings.get(webhookSettings).worker).toMatchObject({ retryScheduleSeconds: [1, 2, 3] });
   });
 
   it.each([
@@ -426,12 +426,12 @@ describe('EVENT_RETENTION_DAYS outlasts the webhook retry schedule: the purge ne
   });
 
   it('1 day with a schedule (and its leases) well within it is accepted', () => {
-    expect(load({ EVENT_RETENTION_DAYS: '1', WEBHOOK_RETRY_SCHEDULE: '5,300,3600' }).eventRetentionDays).toBe(1);
+    expect(load({ EVENT_RETENTION_DAYS: '1', WEBHOOK_RETRY_SCHEDULE: '5,300,3600' }).settings.get(eventSettings).retentionDays).toBe(1);
   });
 
   it('the span counts each attempt\'s lease: a second short of the retention is accepted, a second past it refused', () => {
     // One retry: its delay, and two attempts each held up to WEBHOOK_LEASE_SECONDS (60 s), against 86400 s.
-    expect(load({ EVENT_RETENTION_DAYS: '1', WEBHOOK_RETRY_SCHEDULE: '86279' }).eventRetentionDays).toBe(1);
+    expect(load({ EVENT_RETENTION_DAYS: '1', WEBHOOK_RETRY_SCHEDULE: '86279' }).settings.get(eventSettings).retentionDays).toBe(1);
     expect(naming(problemsOf({ EVENT_RETENTION_DAYS: '1', WEBHOOK_RETRY_SCHEDULE: '86281' }), 'EVENT_RETENTION_DAYS')).toBe(true);
   });
 });

@@ -17,6 +17,7 @@ import {
   WebhookEndpointWithSecret,
 } from './webhooks.schemas.ts';
 import * as webhooks from './webhooks.service.ts';
+import { webhookSettings } from './webhooks.settings.ts';
 
 // Admins, and service clients with webhooks:manage (docs/webhooks.md): an endpoint receives every
 // event it names, so managing one is as strong as reading every event.
@@ -53,12 +54,12 @@ export const webhooksRouter = router({
     .meta({
       prepare: async (raw, ctx) => {
         const parsed = WebhookEndpointInput.safeParse(raw);
-        return parsed.success ? webhooks.resolveEndpointUrl(parsed.data.url, ctx.webhooks) : undefined;
+        return parsed.success ? webhooks.resolveEndpointUrl(parsed.data.url, ctx.settings.get(webhookSettings)) : undefined;
       },
     })
     .input(WebhookEndpointInput)
     .output(CreatedWebhookEndpoint)
-    .mutation(({ ctx, input }) => webhooks.createEndpoint({ db: ctx.db, work: ctx.work, settings: ctx.webhooks, input, resolved: ctx.prepared })),
+    .mutation(({ ctx, input }) => webhooks.createEndpoint({ db: ctx.db, work: ctx.work, settings: ctx.settings.get(webhookSettings), input, resolved: ctx.prepared })),
 
   list: manager
     .meta({
@@ -91,7 +92,7 @@ export const webhooksRouter = router({
     })
     .input(WebhookEndpointPatch)
     .output(WebhookEndpoint)
-    .mutation(({ ctx, input }) => webhooks.patchEndpoint({ db: ctx.db, settings: ctx.webhooks, input })),
+    .mutation(({ ctx, input }) => webhooks.patchEndpoint({ db: ctx.db, settings: ctx.settings.get(webhookSettings), input })),
 
   delete: manager
     .meta({

@@ -10,7 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { bareHost, guardedLookup, isRefusedAddress, type WebhookTargetRules } from '../../lib/webhook-targets.ts';
+import { bareHost, guardedLookup, isRefusedAddress, type WebhookTargetRules } from './webhooks.targets.ts';
 
 /** Any 2xx within this time is success (docs/webhooks.md#delivery). */
 export const DELIVERY_TIMEOUT_MS = 10_000;

@@ -11,9 +11,9 @@ import { transaction, type UnitOfWork } from '../../db/unit-of-work.ts';
 import { webhookDeliveries, webhookEndpoints } from './webhooks.table.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { eventTypes, resourceOf } from '../../events/catalogue.ts';
-import { addressProblem, urlProblem, type WebhookEndpointSettings } from '../../lib/webhook-targets.ts';
+import { addressProblem, urlProblem, type WebhookEndpointSettings } from './webhooks.targets.ts';
 import { iso, type Page } from '../common.schemas.ts';
-import { keysetCondition, keysetOrder, limitOffset, pageOf, readPageRequest, type CursorCodec, type SortTerm } from '../paging.ts';
+import { listPage, newestFirst, type CursorCodec } from '../paging.ts';
 import type {
   WebhookDelivery,
   WebhookDeliveryListQuery,

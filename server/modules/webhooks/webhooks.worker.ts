@@ -31,7 +31,7 @@ import { sql } from 'drizzle-orm';
 import type { Db, Listen } from '../../db/client.ts';
 import { events } from '../../db/schema.ts';
 import { webhookDeliveries, webhookEndpoints } from './webhooks.table.ts';
-import type { WebhookTargetRules } from '../../lib/webhook-targets.ts';
+import type { WebhookTargetRules } from './webhooks.targets.ts';
 import { signedHeaders, WebhookSender, type AttemptOutcome } from './webhooks.sender.ts';
 import { DELIVERIES_CHANNEL, onWake } from './webhooks.signal.ts';
 

@@ -209,5 +209,3 @@ export interface WebhookEndpointSettings extends WebhookTargetRules {
   maxEndpoints: number;
 }
 
-/** Outside production, 16 endpoints: tests and scripts that give none. */
-export const defaultWebhookEndpointSettings: WebhookEndpointSettings = { production: false, allowedHosts: [], maxEndpoints: 16 };
