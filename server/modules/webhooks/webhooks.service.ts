@@ -13,7 +13,7 @@ import { DomainError } from '../../errors/problems.ts';
 import { eventTypes, resourceOf } from '../../events/catalogue.ts';
 import { addressProblem, urlProblem, type WebhookEndpointSettings } from './webhooks.targets.ts';
 import { iso, type Page } from '../common.schemas.ts';
-import { listPage, newestFirst, type CursorCodec } from '../paging.ts';
+import { keysetCondition, keysetOrder, limitOffset, pageOf, readPageRequest, type CursorCodec, type SortTerm } from '../paging.ts';
 import type {
   WebhookDelivery,
   WebhookDeliveryListQuery,
