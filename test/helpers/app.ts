@@ -6,6 +6,7 @@ import type { Database, Db } from '../../server/db/client.ts';
 import type { User } from '../../server/modules/users/users.schemas.ts';
 import { createTestUser } from '../../server/testing.ts';
 import { createTestDatabase } from './db.ts';
+import { useFixture } from './fixture.ts';
 
 export { TEST_PASSWORD } from '../../server/testing.ts';
 
@@ -74,3 +75,16 @@ export async function createTestApp(
     close: () => app.close(),
   };
 }
+
+type TestAppOptions = NonNullable<Parameters<typeof createTestApp>[0]>;
+
+/**
+ * The test file's app (docs/testing.md#a-test-files-app): built by `createTestApp(options)` in a
+ * `beforeAll` and closed in an `afterAll` that this registers; the handle answered stands for it
+ * from the first hook on, so tests and helpers read `t.app`, `t.admin`, `t.request(...)` as
+ * before. Call it at the top of the file, or of a `describe` for an app of its own there. Options
+ * that need the file's own set-up first (a key server's address) are given as a function, called
+ * when the app is built.
+ */
+export const useTestApp = (options: TestAppOptions | (() => TestAppOptions) = {}): TestApp =>
+  useFixture('the test app (useTestApp)', () => createTestApp(typeof options === 'function' ? options() : options));

@@ -11,6 +11,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { until } from './waits.ts';
 
 /** The repository's nginx configuration. */
 export const NGINX_CONF = fileURLToPath(new URL('../../deploy/nginx.conf', import.meta.url));
@@ -144,19 +145,21 @@ http {
 
 /** Resolves once something accepts connections on `port`; rejects if nginx exits first. */
 async function waitForPort(port: number, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}) before it listened:\n${output()}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
+  await until(
+    `nginx to listen on ${port}`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}) before it listened:\n${output()}`);
+      return new Promise<boolean>((resolve) => {
+        const socket = connect(port, '127.0.0.1');
+        socket.once('connect', () => {
+          socket.destroy();
+          resolve(true);
+        });
+        socket.once('error', () => resolve(false));
       });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    if (Date.now() > deadline) throw new Error(`nginx did not listen on ${port}:\n${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    },
+    { timeoutMs: START_TIMEOUT_MS, intervalMs: 50 },
+  ).catch((error: unknown) => {
+    throw error instanceof Error && error.message.startsWith('nginx exited') ? error : new Error(`nginx did not listen on ${port}:\n${output()}`);
+  });
 }

@@ -11,6 +11,7 @@ import { hashSecret } from '../../server/auth/secrets.ts';
 import { SCOPES } from '../../server/auth/policy.ts';
 import { expect } from 'vitest';
 import { createTestApp, TEST_PASSWORD, type TestApp } from './app.ts';
+import { useFixture } from './fixture.ts';
 
 export const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
@@ -33,6 +34,10 @@ export async function startOAuthServer(options: Parameters<typeof createTestApp>
   const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
   return { ...t, base, as };
 }
+
+/** The test file's listening authorization server: `startOAuthServer(options)` as a fixture (useFixture). */
+export const useOAuthServer = (options: Parameters<typeof createTestApp>[0] = {}): OAuthTestServer =>
+  useFixture('the OAuth test server (useOAuthServer)', () => startOAuthServer(options));
 
 export interface TestClientInput {
   name?: string;

@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import { until } from './waits.ts';
 
 export function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
@@ -15,16 +16,22 @@ export function withDatabase(url: string, database: string): string {
 export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
   const cleanup = postgres(serverUrl, { max: 1, onnotice: () => {} });
   try {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        await cleanup.unsafe(`drop database if exists ${name} with (force)`);
-        return;
-      } catch (error) {
-        const code = (error as { code?: string }).code;
-        if (attempt >= 20 || (code !== '42501' && code !== '55006')) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-    }
+    let attempt = 0;
+    await until(
+      `database ${name} dropped`,
+      async () => {
+        attempt += 1;
+        try {
+          await cleanup.unsafe(`drop database if exists ${name} with (force)`);
+          return true;
+        } catch (error) {
+          const code = (error as { code?: string }).code;
+          if (attempt >= 20 || (code !== '42501' && code !== '55006')) throw error;
+          return false;
+        }
+      },
+      { intervalMs: 250 },
+    );
   } finally {
     await cleanup.end();
   }
