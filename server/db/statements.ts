@@ -51,11 +51,25 @@ export function statements<K extends string | number, B extends Preparable>(
   name: string,
   build: (db: Db, key: K) => B,
 ): (key: K, db: Db, values?: Record<string, unknown>) => Promise<Result<B>> {
-  const byKey = new Map<K, (db: Db, values?: Record<string, unknown>) => Promise<Result<B>>>();
-  return (key, db, values) => {
+  return shapedStatements(name, String, build);
+}
+
+/**
+ * Statements of several shapes described by an object (which filters a list has, its sort, where
+ * its page starts): `keyOf` names a shape for the statement's name and its cache, and `build` gets
+ * the shape itself, so no shape is spelled into a text and parsed back.
+ */
+export function shapedStatements<S, B extends Preparable>(
+  name: string,
+  keyOf: (shape: S) => string,
+  build: (db: Db, shape: S) => B,
+): (shape: S, db: Db, values?: Record<string, unknown>) => Promise<Result<B>> {
+  const byKey = new Map<string, (db: Db, values?: Record<string, unknown>) => Promise<Result<B>>>();
+  return (shape, db, values) => {
+    const key = keyOf(shape);
     let run = byKey.get(key);
     if (run === undefined) {
-      run = statement(`${name}_${String(key).replace(/\W/g, '_')}`, (handle) => build(handle, key));
+      run = statement(`${name}_${key.replace(/\W/g, '_')}`, (handle) => build(handle, shape));
       byKey.set(key, run);
     }
     return run(db, values);

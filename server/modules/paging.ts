@@ -8,8 +8,8 @@
  *
  * A cursor is opaque to clients, signed and read by server/lib/cursors.ts.
  */
-import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
-import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import { and, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import type { AnyPgColumn, PgSelect } from 'drizzle-orm/pg-core';
 import { DomainError } from '../errors/problems.ts';
 import { MAX_PAGE, type CursorCodec, type CursorDirection, type KeyKind, type KeyValue } from '../lib/cursors.ts';
 import type { Page } from './common.schemas.ts';
@@ -22,6 +22,17 @@ export interface SortTerm<Row> {
   kind: KeyKind;
   descending: boolean;
   read: (row: Row) => KeyValue;
+}
+
+/**
+ * Newest first: `createdAt` descending, then a unique column descending (`kind`, read by `read`)
+ * breaking ties, so pages never overlap. The order of every list but users, orders and products.
+ */
+export function newestFirst<Row extends { createdAt: Date }>(createdAt: AnyPgColumn, unique: AnyPgColumn, kind: KeyKind, read: (row: Row) => KeyValue): SortTerm<Row>[] {
+  return [
+    { column: createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
+    { column: unique, kind, descending: true, read },
+  ];
 }
 
 /** Where a page starts: by number (offset), or at a row's key (a cursor). */
@@ -43,7 +54,7 @@ export interface PagingQuery {
  * The page a query asks for. `binding` names the list and everything that selects or orders its
  * rows (never the page or the limit): a cursor is good only for the query that issued it.
  */
-export function readPageRequest<Row>(codec: CursorCodec, binding: string, terms: readonly SortTerm<Row>[], query: PagingQuery): PageRequest {
+function readPageRequest<Row>(codec: CursorCodec, binding: string, terms: readonly SortTerm<Row>[], query: PagingQuery): PageRequest {
   if (query.cursor === undefined) return { direction: 'first', page: query.page ?? 1, limit: query.limit };
   if (query.page !== undefined) {
     throw new DomainError('validation-error', 'Give either page or cursor, not both.', {
@@ -56,6 +67,52 @@ export function readPageRequest<Row>(codec: CursorCodec, binding: string, terms:
     terms.map((term) => term.kind),
   );
   return { ...position, limit: query.limit };
+}
+
+/** What a list's query needs to fetch the page asked for (`listPage`). */
+export interface PageWindow {
+  request: PageRequest;
+  /** The rows beyond the cursor's key (none for a page by number): one more filter of the list's query. */
+  readonly beyond: SQL | undefined;
+  /** The list's order, backwards for a page before a key. */
+  readonly orderBy: SQL[];
+  /** One row more than the page: it tells whether there is more. */
+  limit: number;
+  offset: number;
+  /** `select` (a `$dynamic()` select of the list's rows) narrowed by `filter` and this window, run. */
+  rowsOf<Q extends PgSelect>(select: Q, filter?: SQL): Promise<Awaited<Q>>;
+}
+
+/**
+ * A list's page, the one way every list pages: reads the page the query asks for (a cursor bound
+ * to `binding`, or a page number), has `fetch` read its rows in the window given (most lists
+ * through `window.rowsOf`; a list of prepared statements from `window.request`), and answers them
+ * mapped with `map`, with cursors to the pages on either side.
+ */
+export async function listPage<Row, T>(
+  options: { cursors: CursorCodec; binding: string; terms: SortTerm<Row>[]; query: PagingQuery },
+  fetch: (window: PageWindow) => Promise<Row[]>,
+  map: (row: Row) => T,
+): Promise<Page<T>> {
+  const { cursors, binding, terms, query } = options;
+  const request = readPageRequest(cursors, binding, terms, query);
+  const window: PageWindow = {
+    request,
+    ...limitOffset(request),
+    // Built only when asked for: the lists of prepared statements bind the key instead.
+    get beyond() {
+      return request.direction === 'first' ? undefined : keysetCondition(terms, request.direction, request.key);
+    },
+    get orderBy() {
+      return keysetOrder(terms, request.direction);
+    },
+    async rowsOf<Q extends PgSelect>(select: Q, filter?: SQL): Promise<Awaited<Q>> {
+      // A dynamic select answers itself from each call, so the rows are the select's own.
+      const windowed: Q = select.where(and(filter, this.beyond)).orderBy(...this.orderBy).limit(this.limit).offset(this.offset);
+      return await windowed;
+    },
+  };
+  return pageOf({ codec: cursors, binding, terms, request }, await fetch(window), map);
 }
 
 /** The comparison that selects rows beyond the key in `direction`, strict or not. */
@@ -107,7 +164,7 @@ export function keyValues(request: PageRequest): Record<string, unknown> {
 }
 
 /** LIMIT and OFFSET of a request: one extra row tells whether there is more. */
-export function limitOffset(request: PageRequest): { limit: number; offset: number } {
+function limitOffset(request: PageRequest): { limit: number; offset: number } {
   return { limit: request.limit + 1, offset: request.direction === 'first' ? (request.page - 1) * request.limit : 0 };
 }
 
@@ -117,7 +174,7 @@ const clampPage = (page: number) => Math.min(MAX_PAGE, Math.max(1, page));
  * The page from the rows fetched for `request` (`limit + 1` of them, in the list's order, or
  * backwards for a page before a key), with cursors to the pages on either side.
  */
-export function pageOf<Row, T>(
+function pageOf<Row, T>(
   options: { codec: CursorCodec; binding: string; terms: SortTerm<Row>[]; request: PageRequest },
   rows: Row[],
   map: (row: Row) => T,

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedOrders } from '../../scripts/bench/seed-orders.ts';
 import type { Db } from '../../server/db/client.ts';
 import * as schema from '../../server/db/schema.ts';
-import { listOrders } from '../../server/modules/orders/orders.service.ts';
+import { listOrders } from '../../server/modules/orders/orders.list.ts';
 import { listPayments } from '../../server/modules/payments/payments.service.ts';
 import { listProducts } from '../../server/modules/products/products.service.ts';
 import { listUsers } from '../../server/modules/users/users.service.ts';

@@ -9,7 +9,7 @@ import { DomainError } from '../../errors/problems.ts';
 import { assertIfMatch, type Preconditions } from '../../lib/preconditions.ts';
 import { hashSecret, newSecret } from '../../auth/secrets.ts';
 import { iso, type Page } from '../common.schemas.ts';
-import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
+import { listPage, newestFirst, type CursorCodec } from '../paging.ts';
 import { Client, type ClientInput, type ClientListQuery, type CreatedClient } from './clients.schemas.ts';
 
 /** What the authorization server reads of a client (server/oauth/client-auth.ts): never the secret. */
@@ -86,23 +86,10 @@ export async function getClient({ db, clientId }: { db: Db; clientId: string }):
 }
 
 /** Newest first; the id breaks ties, so pages never overlap. */
-const clientOrder: SortTerm<{ createdAt: Date; id: string }>[] = [
-  { column: oauthClients.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
-  { column: oauthClients.id, kind: 'text', descending: true, read: (row) => row.id },
-];
+const clientOrder = newestFirst<{ createdAt: Date; id: string }>(oauthClients.createdAt, oauthClients.id, 'text', (row) => row.id);
 
 export async function listClients({ db, query, cursors }: { db: Db; query: ClientListQuery; cursors: CursorCodec }): Promise<Page<Client>> {
-  const binding = 'clients';
-  const request = readPageRequest(cursors, binding, clientOrder, query);
-  const { limit, offset } = limitOffset(request);
-  const rows = await db
-    .select(clientColumns)
-    .from(oauthClients)
-    .where(request.direction === 'first' ? undefined : keysetCondition(clientOrder, request.direction, request.key))
-    .orderBy(...keysetOrder(clientOrder, request.direction))
-    .limit(limit)
-    .offset(offset);
-  return pageOf({ codec: cursors, binding, terms: clientOrder, request }, rows, toClient);
+  return listPage({ cursors, binding: 'clients', terms: clientOrder, query }, (page) => page.rowsOf(db.select(clientColumns).from(oauthClients).$dynamic()), toClient);
 }
 
 /**

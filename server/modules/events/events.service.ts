@@ -16,7 +16,7 @@ import { DomainError } from '../../errors/problems.ts';
 import { eventTypes, resourceOf, type EventType } from '../../events/catalogue.ts';
 import { deleteInBatches } from '../../db/purge.ts';
 import { iso, type Page } from '../common.schemas.ts';
-import { keysetCondition, keysetOrder, limitOffset, pageOf, readPageRequest, type CursorCodec, type PageRequest, type SortTerm } from '../paging.ts';
+import { listPage, newestFirst, type CursorCodec } from '../paging.ts';
 import type { Event, EventListQuery, OrderEventListQuery } from './events.schemas.ts';
 
 const eventColumns = {
@@ -39,10 +39,7 @@ export const toEvent = (row: EventRow): Event => ({
 });
 
 /** Newest first; `seq` (the order of writing) breaks ties, so a transaction's events keep their order. */
-const eventOrder: SortTerm<EventRow>[] = [
-  { column: events.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
-  { column: events.seq, kind: 'bigint', descending: true, read: (row) => row.seq },
-];
+const eventOrder = newestFirst<EventRow>(events.createdAt, events.seq, 'bigint', (row) => row.seq);
 
 const unknownType = (given: string) =>
   new DomainError('validation-error', `Unknown event type "${given}".`, {
@@ -70,22 +67,15 @@ async function listOf(
 ): Promise<Page<Event>> {
   // A cursor is good for the same filters, however they were spelled (`order.*` or each type).
   const binding = JSON.stringify([list, filter.types ?? null, filter.orderId ?? null]);
-  const request: PageRequest = readPageRequest(cursors, binding, eventOrder, query);
-  const { limit, offset } = limitOffset(request);
-  const rows = await db
-    .select(eventColumns)
-    .from(events)
-    .where(
-      and(
-        filter.orderId === undefined ? undefined : eq(events.orderId, filter.orderId),
-        filter.types === undefined ? undefined : inArray(events.type, filter.types),
-        request.direction === 'first' ? undefined : keysetCondition(eventOrder, request.direction, request.key),
+  return listPage(
+    { cursors, binding, terms: eventOrder, query },
+    (page) =>
+      page.rowsOf(
+        db.select(eventColumns).from(events).$dynamic(),
+        and(filter.orderId === undefined ? undefined : eq(events.orderId, filter.orderId), filter.types === undefined ? undefined : inArray(events.type, filter.types)),
       ),
-    )
-    .orderBy(...keysetOrder(eventOrder, request.direction))
-    .limit(limit)
-    .offset(offset);
-  return pageOf({ codec: cursors, binding, terms: eventOrder, request }, rows, toEvent);
+    toEvent,
+  );
 }
 
 export function listEvents({ db, query, cursors }: { db: Db; query: EventListQuery; cursors: CursorCodec }): Promise<Page<Event>> {

@@ -15,7 +15,7 @@ import { fulfillments } from './fulfillments.table.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { isUniqueViolation } from '../../errors/db-errors.ts';
 import type { Page } from '../common.schemas.ts';
-import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
+import { listPage, newestFirst, type CursorCodec } from '../paging.ts';
 import { awaitsShipment, type OrderStatus } from '../orders/orders.rules.ts';
 import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
 import { fulfillmentEvents } from './fulfillments.events.ts';
@@ -111,22 +111,14 @@ export async function getFulfillment({ db, caller, params }: Access & { params: 
 }
 
 /** Newest first, like the other lists. */
-const fulfillmentOrder: SortTerm<{ createdAt: Date; id: number }>[] = [
-  { column: fulfillments.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
-  { column: fulfillments.id, kind: 'integer', descending: true, read: (row) => row.id },
-];
+const fulfillmentOrder = newestFirst<{ createdAt: Date; id: number }>(fulfillments.createdAt, fulfillments.id, 'integer', (row) => row.id);
 
 export async function listFulfillments({ db, caller, query, cursors }: Access & { query: FulfillmentListQuery; cursors: CursorCodec }): Promise<Page<Fulfillment>> {
   await assertOrderVisible(db, caller, query.id);
   const binding = JSON.stringify(['fulfillments', query.id]);
-  const request = readPageRequest(cursors, binding, fulfillmentOrder, query);
-  const { limit, offset } = limitOffset(request);
-  const rows = await db
-    .select(fulfillmentColumns)
-    .from(fulfillments)
-    .where(and(eq(fulfillments.orderId, query.id), request.direction === 'first' ? undefined : keysetCondition(fulfillmentOrder, request.direction, request.key)))
-    .orderBy(...keysetOrder(fulfillmentOrder, request.direction))
-    .limit(limit)
-    .offset(offset);
-  return pageOf({ codec: cursors, binding, terms: fulfillmentOrder, request }, rows, toFulfillment);
+  return listPage(
+    { cursors, binding, terms: fulfillmentOrder, query },
+    (page) => page.rowsOf(db.select(fulfillmentColumns).from(fulfillments).$dynamic(), eq(fulfillments.orderId, query.id)),
+    toFulfillment,
+  );
 }

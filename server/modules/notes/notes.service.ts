@@ -12,7 +12,7 @@ import { orders } from '../orders/orders.table.ts';
 import { DomainError } from '../../errors/problems.ts';
 import type { Page } from '../common.schemas.ts';
 import { lockOrder } from '../orders/orders.service.ts';
-import { keysetCondition, keysetOrder, limitOffset, pageOf, readPageRequest, type CursorCodec, type SortTerm } from '../paging.ts';
+import { listPage, newestFirst, type CursorCodec } from '../paging.ts';
 import { noteEvents } from './notes.events.ts';
 import type { NoteInput, NoteListQuery, NoteParams, OrderNote } from './notes.schemas.ts';
 import { orderNotes } from './notes.table.ts';
@@ -54,23 +54,11 @@ export async function getNote({ db, params }: Access & { params: NoteParams }): 
 }
 
 /** Newest first, like the other lists. */
-const noteOrder: SortTerm<{ createdAt: Date; id: number }>[] = [
-  { column: orderNotes.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
-  { column: orderNotes.id, kind: 'integer', descending: true, read: (row) => row.id },
-];
+const noteOrder = newestFirst<{ createdAt: Date; id: number }>(orderNotes.createdAt, orderNotes.id, 'integer', (row) => row.id);
 
 export async function listNotes({ db, query, cursors }: Access & { query: NoteListQuery; cursors: CursorCodec }): Promise<Page<OrderNote>> {
   const [order] = await db.select({ id: orders.id }).from(orders).where(eq(orders.id, query.id));
   if (!order) throw new DomainError('not-found', `Order ${query.id} does not exist.`);
   const binding = JSON.stringify(['order_notes', query.id]);
-  const request = readPageRequest(cursors, binding, noteOrder, query);
-  const { limit, offset } = limitOffset(request);
-  const rows = await db
-    .select()
-    .from(orderNotes)
-    .where(and(eq(orderNotes.orderId, query.id), request.direction === 'first' ? undefined : keysetCondition(noteOrder, request.direction, request.key)))
-    .orderBy(...keysetOrder(noteOrder, request.direction))
-    .limit(limit)
-    .offset(offset);
-  return pageOf({ codec: cursors, binding, terms: noteOrder, request }, rows, toNote);
+  return listPage({ cursors, binding, terms: noteOrder, query }, (page) => page.rowsOf(db.select().from(orderNotes).$dynamic(), eq(orderNotes.orderId, query.id)), toNote);
 }

@@ -6,6 +6,7 @@ import { IdParam } from '../common.schemas.ts';
 import { onChange } from '../events/events.live.ts';
 import { Order, OrderCreate, OrderGetQuery, OrderList, OrderListQuery, OrderPatch, OrderReplace } from './orders.schemas.ts';
 import * as orders from './orders.service.ts';
+import { listOrders } from './orders.list.ts';
 
 // Customers on their own orders (the service confines them), admins, and service clients by scope.
 const reader = procedureFor({ roles: ['customer', 'admin', 'service'], scope: 'orders:read' });
@@ -51,7 +52,7 @@ export const ordersRouter = router({
     })
     .input(OrderListQuery)
     .output(OrderList)
-    .query(({ ctx, input }) => orders.listOrders({ db: ctx.db, caller: ctx.caller, query: input, cursors: ctx.cursors })),
+    .query(({ ctx, input }) => listOrders({ db: ctx.db, caller: ctx.caller, query: input, cursors: ctx.cursors })),
 
   replace: writer
     .meta({

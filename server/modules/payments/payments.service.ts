@@ -18,7 +18,7 @@ import { assertChangesOnly, parsePatched, patcherFor, type PatchLimits } from '.
 import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
 import { sameMetadata, type Page } from '../common.schemas.ts';
-import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
+import { listPage, newestFirst, type CursorCodec } from '../paging.ts';
 import { orderTotal } from '../orders/orders.representation.ts';
 import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
 import { awaitsPayment, isPaid, type OrderStatus } from '../orders/orders.rules.ts';
@@ -139,28 +139,17 @@ export async function patchPayment({ db, input, preconditions }: { db: Db; input
 }
 
 /** Newest first, like the other lists; `order_id` narrows to one order's payments. */
-const paymentOrder: SortTerm<{ createdAt: Date; id: number }>[] = [
-  { column: payments.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
-  { column: payments.id, kind: 'integer', descending: true, read: (row) => row.id },
-];
+const paymentOrder = newestFirst<{ createdAt: Date; id: number }>(payments.createdAt, payments.id, 'integer', (row) => row.id);
 
 export async function listPayments({ db, caller, query, cursors }: Access & { query: PaymentListQuery; cursors: CursorCodec }): Promise<Page<Payment>> {
   const binding = JSON.stringify(['payments', query.order_id ?? null]);
-  const request = readPageRequest(cursors, binding, paymentOrder, query);
-  const { limit, offset } = limitOffset(request);
-  const rows = await db
-    .select(paymentWithOrderColumns)
-    .from(payments)
-    .innerJoin(orders, eq(orders.id, payments.orderId))
-    .where(
-      and(
-        visibleTo(caller),
-        query.order_id === undefined ? undefined : eq(payments.orderId, query.order_id),
-        request.direction === 'first' ? undefined : keysetCondition(paymentOrder, request.direction, request.key),
+  return listPage(
+    { cursors, binding, terms: paymentOrder, query },
+    (page) =>
+      page.rowsOf(
+        db.select(paymentWithOrderColumns).from(payments).innerJoin(orders, eq(orders.id, payments.orderId)).$dynamic(),
+        and(visibleTo(caller), query.order_id === undefined ? undefined : eq(payments.orderId, query.order_id)),
       ),
-    )
-    .orderBy(...keysetOrder(paymentOrder, request.direction))
-    .limit(limit)
-    .offset(offset);
-  return pageOf({ codec: cursors, binding, terms: paymentOrder, request }, rows, fromRow);
+    fromRow,
+  );
 }

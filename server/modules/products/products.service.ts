@@ -9,7 +9,7 @@ import { parsePatched, patcherFor, type PatchLimits } from '../../lib/patch-docu
 import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
 import { iso, sameMetadata, type Page } from '../common.schemas.ts';
-import { keyPlaceholders, keysetCondition, keysetOrder, keyValues, pageOf, readPageRequest, limitOffset, type CursorCodec, type PageRequest, type SortTerm } from '../paging.ts';
+import { keyPlaceholders, keysetCondition, keysetOrder, keyValues, listPage, type CursorCodec, type PageRequest, type SortTerm } from '../paging.ts';
 import { productEvents } from './products.events.ts';
 import { PatchedProductDocument, Product, type ProductInput, type ProductListQuery, type ProductPatch, type ProductReplace } from './products.schemas.ts';
 
@@ -208,7 +208,6 @@ export async function listProducts({ db, query, cursors }: { db: Db; query: Prod
   // filters the binding is what it was before they came, so earlier cursors stay good.)
   const searched = [q, priceGte, priceLte, inStock].some((value) => value !== undefined);
   const binding = JSON.stringify(['products', category ?? null, sort, ...(searched ? [q ?? null, priceGte ?? null, priceLte ?? null, inStock ?? null] : [])]);
-  const request = readPageRequest(cursors, binding, terms, query);
   const shape = filterKey({
     q: q !== undefined,
     category: category !== undefined,
@@ -216,15 +215,20 @@ export async function listProducts({ db, query, cursors }: { db: Db; query: Prod
     priceLte: priceLte !== undefined,
     inStock: inStock === undefined ? 'any' : inStock ? 'yes' : 'no',
   });
-  const rows = await productList(`${shape}:${sort}:${request.direction}`, db, {
-    q: q === undefined ? undefined : containing(q),
-    category,
-    priceGte,
-    priceLte,
-    ...limitOffset(request),
-    ...keyValues(request),
-  });
-  return pageOf({ codec: cursors, binding, terms, request }, rows, toProduct);
+  return listPage(
+    { cursors, binding, terms, query },
+    (page) =>
+      productList(`${shape}:${sort}:${page.request.direction}`, db, {
+        q: q === undefined ? undefined : containing(q),
+        category,
+        priceGte,
+        priceLte,
+        limit: page.limit,
+        offset: page.offset,
+        ...keyValues(page.request),
+      }),
+    toProduct,
+  );
 }
 
 /** Locks the live product row for the rest of the transaction. */

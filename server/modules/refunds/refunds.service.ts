@@ -16,7 +16,7 @@ import { payments } from '../payments/payments.table.ts';
 import { refunds } from './refunds.table.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { iso, type Page } from '../common.schemas.ts';
-import { keysetCondition, keysetOrder, limitOffset, pageOf, readPageRequest, type CursorCodec, type SortTerm } from '../paging.ts';
+import { listPage, newestFirst, type CursorCodec } from '../paging.ts';
 import { acceptsRefund, findTransition, holdsStock } from '../orders/orders.rules.ts';
 import { invalidTransition, lockOrder, transition } from '../orders/orders.service.ts';
 import { releaseStock } from '../products/products.stock.ts';
@@ -101,22 +101,10 @@ export async function getRefund({ db, caller, params }: Access & { params: Refun
 }
 
 /** Newest first, like the other lists. */
-const refundOrder: SortTerm<{ createdAt: Date; id: number }>[] = [
-  { column: refunds.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
-  { column: refunds.id, kind: 'integer', descending: true, read: (row) => row.id },
-];
+const refundOrder = newestFirst<{ createdAt: Date; id: number }>(refunds.createdAt, refunds.id, 'integer', (row) => row.id);
 
 export async function listRefunds({ db, caller, query, cursors }: Access & { query: RefundListQuery; cursors: CursorCodec }): Promise<Page<Refund>> {
   await orderOfPayment(db, caller, query.id);
   const binding = JSON.stringify(['refunds', query.id]);
-  const request = readPageRequest(cursors, binding, refundOrder, query);
-  const { limit, offset } = limitOffset(request);
-  const rows = await db
-    .select(refundColumns)
-    .from(refunds)
-    .where(and(eq(refunds.paymentId, query.id), request.direction === 'first' ? undefined : keysetCondition(refundOrder, request.direction, request.key)))
-    .orderBy(...keysetOrder(refundOrder, request.direction))
-    .limit(limit)
-    .offset(offset);
-  return pageOf({ codec: cursors, binding, terms: refundOrder, request }, rows, toRefund);
+  return listPage({ cursors, binding, terms: refundOrder, query }, (page) => page.rowsOf(db.select(refundColumns).from(refunds).$dynamic(), eq(refunds.paymentId, query.id)), toRefund);
 }

@@ -12,7 +12,7 @@ import { parsePatched, patcherFor, type PatchLimits } from '../../lib/patch-docu
 import { assertIfMatch } from '../../lib/preconditions.ts';
 import type { Preconditions } from '../../trpc/context.ts';
 import { iso, sameMetadata, type Page } from '../common.schemas.ts';
-import { keysetCondition, keysetOrder, pageOf, readPageRequest, limitOffset, type CursorCodec, type SortTerm } from '../paging.ts';
+import { listPage, type CursorCodec, type SortTerm } from '../paging.ts';
 import { PatchedUserDocument, User, type UserInput, type UserListQuery, type UserPatch, type UserReplace } from './users.schemas.ts';
 import { userEvents } from './users.events.ts';
 import { notifyRevocation } from '../../events/revocations.ts';
@@ -97,17 +97,7 @@ export async function getUser({ db, caller, id }: { db: Db; caller: Caller; id: 
 const userOrder: SortTerm<{ id: number }>[] = [{ column: users.id, kind: 'integer', descending: false, read: (row) => row.id }];
 
 export async function listUsers({ db, query, cursors }: { db: Db; query: UserListQuery; cursors: CursorCodec }): Promise<Page<User>> {
-  const binding = 'users';
-  const request = readPageRequest(cursors, binding, userOrder, query);
-  const { limit, offset } = limitOffset(request);
-  const rows = await db
-    .select(userColumns)
-    .from(users)
-    .where(request.direction === 'first' ? undefined : keysetCondition(userOrder, request.direction, request.key))
-    .orderBy(...keysetOrder(userOrder, request.direction))
-    .limit(limit)
-    .offset(offset);
-  return pageOf({ codec: cursors, binding, terms: userOrder, request }, rows, toUser);
+  return listPage({ cursors, binding: 'users', terms: userOrder, query }, (page) => page.rowsOf(db.select(userColumns).from(users).$dynamic()), toUser);
 }
 
 /**

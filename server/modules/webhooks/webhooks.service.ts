@@ -13,7 +13,7 @@ import { DomainError } from '../../errors/problems.ts';
 import { eventTypes, resourceOf } from '../../events/catalogue.ts';
 import { addressProblem, urlProblem, type WebhookEndpointSettings } from './webhooks.targets.ts';
 import { iso, type Page } from '../common.schemas.ts';
-import { keysetCondition, keysetOrder, limitOffset, pageOf, readPageRequest, type CursorCodec, type SortTerm } from '../paging.ts';
+import { listPage, newestFirst, type CursorCodec } from '../paging.ts';
 import type {
   WebhookDelivery,
   WebhookDeliveryListQuery,
@@ -160,23 +160,11 @@ export async function getEndpoint({ db, id }: { db: Db; id: number }): Promise<W
 }
 
 /** Newest first, like the other lists. */
-const endpointOrder: SortTerm<EndpointRow>[] = [
-  { column: webhookEndpoints.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
-  { column: webhookEndpoints.id, kind: 'integer', descending: true, read: (row) => row.id },
-];
+const endpointOrder = newestFirst<EndpointRow>(webhookEndpoints.createdAt, webhookEndpoints.id, 'integer', (row) => row.id);
 
 export async function listEndpoints({ db, query, cursors }: { db: Db; query: WebhookEndpointListQuery; cursors: CursorCodec }): Promise<Page<WebhookEndpoint>> {
   const binding = JSON.stringify(['webhook-endpoints']);
-  const request = readPageRequest(cursors, binding, endpointOrder, query);
-  const { limit, offset } = limitOffset(request);
-  const rows = await db
-    .select(endpointColumns)
-    .from(webhookEndpoints)
-    .where(request.direction === 'first' ? undefined : keysetCondition(endpointOrder, request.direction, request.key))
-    .orderBy(...keysetOrder(endpointOrder, request.direction))
-    .limit(limit)
-    .offset(offset);
-  return pageOf({ codec: cursors, binding, terms: endpointOrder, request }, rows, toEndpoint);
+  return listPage({ cursors, binding, terms: endpointOrder, query }, (page) => page.rowsOf(db.select(endpointColumns).from(webhookEndpoints).$dynamic()), toEndpoint);
 }
 
 export async function patchEndpoint({ db, settings, input }: { db: Db; settings: WebhookEndpointSettings; input: WebhookEndpointPatch }): Promise<WebhookEndpoint> {
@@ -262,24 +250,16 @@ const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
   created_at: iso(row.createdAt),
 });
 
-const deliveryOrder: SortTerm<DeliveryRow>[] = [
-  { column: webhookDeliveries.createdAt, kind: 'instant', descending: true, read: (row) => row.createdAt.toISOString() },
-  { column: webhookDeliveries.id, kind: 'integer', descending: true, read: (row) => row.id },
-];
+const deliveryOrder = newestFirst<DeliveryRow>(webhookDeliveries.createdAt, webhookDeliveries.id, 'integer', (row) => row.id);
 
 export async function listDeliveries({ db, query, cursors }: { db: Db; query: WebhookDeliveryListQuery; cursors: CursorCodec }): Promise<Page<WebhookDelivery>> {
   await getEndpoint({ db, id: query.id });
   const binding = JSON.stringify(['webhook-deliveries', query.id]);
-  const request = readPageRequest(cursors, binding, deliveryOrder, query);
-  const { limit, offset } = limitOffset(request);
-  const rows = await db
-    .select(deliveryColumns)
-    .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.endpointId, query.id), request.direction === 'first' ? undefined : keysetCondition(deliveryOrder, request.direction, request.key)))
-    .orderBy(...keysetOrder(deliveryOrder, request.direction))
-    .limit(limit)
-    .offset(offset);
-  return pageOf({ codec: cursors, binding, terms: deliveryOrder, request }, rows, toDelivery);
+  return listPage(
+    { cursors, binding, terms: deliveryOrder, query },
+    (page) => page.rowsOf(db.select(deliveryColumns).from(webhookDeliveries).$dynamic(), eq(webhookDeliveries.endpointId, query.id)),
+    toDelivery,
+  );
 }
 
 /**
