@@ -25,6 +25,7 @@ import type { OrderBody } from '../helpers/orders.ts';
 import type { PaymentBody } from '../helpers/payments.ts';
 import { productInput } from '../helpers/products.ts';
 import { callService, createPostgresDatabase, serviceEnv, START_TIMEOUT_MS, startService, stopService, type HttpAnswer, type Service } from '../helpers/service-process.ts';
+import { paced, settlesWithin, until as untilFound } from '../helpers/waits.ts';
 
 /** The application name of the service's pool (server/db/client.ts). */
 const APPLICATION_NAME = 'order-service';
@@ -35,15 +36,7 @@ const KILL_EVERY_MS = 250;
 /** Bound on every wait for a condition; generous, for a loaded machine. */
 const DEADLINE_MS = 30_000;
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + DEADLINE_MS;
-  for (;;) {
-    const found = await probe();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined>): Promise<T> => untilFound(what, probe, { timeoutMs: DEADLINE_MS });
 
 const exited = (service: Service): boolean => service.child.exitCode !== null || service.child.signalCode !== null;
 
@@ -53,7 +46,7 @@ const exited = (service: Service): boolean => service.child.exitCode !== null ||
  */
 async function noAnswer(service: Service, error: unknown): Promise<Error> {
   const reason = error instanceof Error ? error.message : String(error);
-  if (!exited(service)) await Promise.race([once(service.child, 'exit'), new Promise((resolve) => setTimeout(resolve, 5_000))]);
+  if (!exited(service)) await settlesWithin(once(service.child, 'exit'), 5_000);
   if (!exited(service)) return new Error(reason);
   return new Error(`${reason}: the service exited (${String(service.child.exitCode ?? service.child.signalCode)}):\n${service.output().slice(-4000)}`);
 }
@@ -311,7 +304,7 @@ describe.skipIf(!onPostgres)('a connection PostgreSQL closes ends a request with
           await admin`select pg_terminate_backend(pid) from pg_stat_activity
             where datname = current_database() and application_name like ${`${APPLICATION_NAME}%`}`;
           rounds += 1;
-          await new Promise((resolve) => setTimeout(resolve, KILL_EVERY_MS));
+          await paced(KILL_EVERY_MS);
         }
         faulting = false;
       };

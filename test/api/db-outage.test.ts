@@ -18,6 +18,7 @@ import { onPostgres } from '../helpers/db.ts';
 import { freePort } from '../helpers/ports.ts';
 import { productInput } from '../helpers/products.ts';
 import { expectProblem } from '../helpers/problems.ts';
+import { until } from '../helpers/waits.ts';
 
 const PG_BIN = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'].find((dir) =>
   existsSync(join(dir, 'pg_ctl')),
@@ -190,8 +191,9 @@ describe.skipIf(!runHere)('database outage and locked rows answer 503 service-un
       expect(order.statusCode, order.body).toBe(201);
       const orderId = order.json<{ id: number }>().id;
 
-      // Another client holds the row lock (as a slow or stuck transaction would).
-      const holder = postgres(server.url, { max: 1, onnotice: () => {} });
+      // Another client holds the row lock (as a slow or stuck transaction would); its second
+      // connection watches pg_stat_activity.
+      const holder = postgres(server.url, { max: 2, onnotice: () => {} });
       const reserved = await holder.reserve();
       try {
         await reserved`begin`;
@@ -208,8 +210,11 @@ describe.skipIf(!runHere)('database outage and locked rows answer 503 service-un
             }),
           ),
         );
-        // Let the writers reach the lock first.
-        await new Promise((resolveWait) => setTimeout(resolveWait, 300));
+        // The writers reach the lock first.
+        await until('a writer waiting for the locked order', async () => {
+          const [row] = await holder<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock'`;
+          return (row?.n ?? 0) > 0;
+        });
         const read = await timed(request({ method: 'GET', url: `/api/v1/products/${productId}` }));
         expect(read.res.statusCode).toBe(200);
         expect(read.ms).toBeLessThan(1_500);

@@ -5,13 +5,13 @@
  * `events:read`), GET /events/{id}, and one order's timeline for whoever may read the order.
  */
 import { count, eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../server/db/schema.ts';
 import { webhookDeliveries, webhookEndpoints } from '../../server/modules/webhooks/webhooks.table.ts';
 import { eventTypes } from '../../server/events/catalogue.ts';
 import { transaction } from '../../server/db/unit-of-work.ts';
 import { purgeOldEvents } from '../../server/modules/events/events.service.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { useTestApp } from '../helpers/app.ts';
 import { onPostgres } from '../helpers/db.ts';
 import { EVENTS, orderEventsOf, readAllEvents, readEvents, timelineOf, withoutLinks, type EventBody } from '../helpers/events.ts';
 import { sendToFulfillment, shipOrder } from '../helpers/fulfillments.ts';
@@ -20,16 +20,13 @@ import { payOrder, postPayment, paymentInput, PAYMENTS, type PaymentBody } from 
 import { expectProblem } from '../helpers/problems.ts';
 import { createProduct, PRODUCTS, writableProduct } from '../helpers/products.ts';
 import { registerUser, USERS } from '../helpers/users.ts';
+import { lockWaiters, until } from '../helpers/waits.ts';
 
-let t: TestApp;
 let scene: OrderScene;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const EVENT_ID = /^evt_[A-Za-z0-9_-]{20}$/;
@@ -348,15 +345,11 @@ describe('events are kept EVENT_RETENTION_DAYS, then purged in batches', () => {
     await transaction(t.db, async (tx) => {
       await tx.update(webhookDeliveries).set({ state: 'pending', nextAttemptAt: sql`now()` }).where(eq(webhookDeliveries.eventId, old));
       purge = purgeOldEvents(t.db, 30).then(() => 'purge finished' as const);
-      const waiting = (async () => {
-        for (let i = 0; i < 500 && !decided; i += 1) {
-          // postgres.js answers an array of rows.
-          const [row] = (await t.db.execute(sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) as unknown as { n: number }[];
-          if ((row?.n ?? 0) > 0) return 'purge waited on a lock' as const;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-        return undefined;
-      })();
+      // Until the purge waits on the retry's lock, or the race is decided without it.
+      const waiting = until('the purge to wait on a lock', async () => (decided ? 'decided' : (await lockWaiters(t.db)) > 0 && ('purge waited on a lock' as const)), { timeoutMs: 10_000 }).then(
+        (found) => (found === 'purge waited on a lock' ? found : undefined),
+        () => undefined,
+      );
       outcome = await Promise.race([purge, waiting]);
       // The poller stops; a purge waiting on the retry's lock ends only once the retry commits.
       decided = true;

@@ -28,6 +28,7 @@ import { operationsContext, type Actor } from '../helpers/operations-context.ts'
 import { expectProblem } from '../helpers/problems.ts';
 import { productInput } from '../helpers/products.ts';
 import { userInput } from '../helpers/users.ts';
+import { untilLockAwaited } from '../helpers/waits.ts';
 
 const creating = restRoutes(appRouter).filter((route) => honoursIdempotencyKey({ openapi: { method: route.method }, rest: route.rest }));
 
@@ -413,7 +414,8 @@ describe.skipIf(!onPostgres)('a request arriving while the first with its key ru
     const { decided, release } = decision();
     const { done: held } = await heldKey(user, body, key, decided);
     const second = postAs(user, body, key);
-    setTimeout(() => release('commit'), 300);
+    await untilLockAwaited(waiting.db, 'the second request waiting for the held key');
+    release('commit');
     const res = await second;
     await held;
     expect(res.statusCode, res.body).toBe(200);
@@ -428,7 +430,8 @@ describe.skipIf(!onPostgres)('a request arriving while the first with its key ru
     const { decided, release } = decision();
     const { done: held } = await heldKey(user, body, key, decided);
     const second = postAs(user, body, key);
-    setTimeout(() => release('rollback'), 300);
+    await untilLockAwaited(waiting.db, 'the second request waiting for the held key');
+    release('rollback');
     const res = await second;
     await held;
     expect(res.statusCode, res.body).toBe(201);
@@ -452,7 +455,8 @@ describe.skipIf(!onPostgres)('a request arriving while the first with its key ru
       const { decided, release } = decision();
       const { done: held } = await heldKey(user, body, key, decided, database.db);
       const retry = create(body, key);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The retry is in its wait: it has held a slot, and gives it back between slices.
+      await untilLockAwaited(database.db, 'the retry waiting for the held key');
       const started = performance.now();
       const other = await create(productInput(), newKey());
       const waited = performance.now() - started;

@@ -10,29 +10,28 @@ import { EventSource } from 'eventsource';
 import { createOrderServiceClient, isProblem } from '../../client-sdk/src/index.ts';
 import { restRoutes } from '../../server/http/rest-routes.ts';
 import { appRouter } from '../../server/router.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { useTestApp } from '../helpers/app.ts';
 import { timelineOf, type EventBody } from '../helpers/events.ts';
 import { eventually, liveClient, subscribe, type Received } from '../helpers/live.ts';
 import { insertClient, postToken, signInWithPassword } from '../helpers/oauth.ts';
 import { createOrder, createOrderScene, orderAction, type OrderScene } from '../helpers/orders.ts';
 import { payOrder } from '../helpers/payments.ts';
+import { paced } from '../helpers/waits.ts';
 
 // Short request timeouts: a stream must outlive them (they bound receiving a request, not answering it).
 const http = { headersTimeoutMs: 500, requestTimeoutMs: 1000, keepAliveTimeoutMs: 1000 };
 
-let t: TestApp;
 let url: string;
 let scene: OrderScene;
 const open: Received[] = [];
 
+const t = useTestApp({ http });
 beforeAll(async () => {
-  t = await createTestApp({ http });
   url = await t.app.listen({ port: 0, host: '127.0.0.1' });
   scene = await createOrderScene(t);
 });
 afterAll(async () => {
   for (const received of open) received.stop();
-  await t?.close();
 });
 
 /** Subscribes, and resolves once the service has the subscriber (it hears from then on). */
@@ -266,7 +265,7 @@ describe('a long-lived stream and the service around it', () => {
   it('outlives the request and keep-alive timeouts: still one connection, still hearing', async () => {
     const received = await subscribed(t.admin.token);
     // Longer than requestTimeoutMs and keepAliveTimeoutMs, and Node's check of them: time must pass here.
-    await new Promise((resolve) => setTimeout(resolve, 3 * http.requestTimeoutMs));
+    await paced(3 * http.requestTimeoutMs);
     const order = await createOrder(t, { items: [{ product_id: scene.mug.id, quantity: 1 }] }, scene.alice.token);
     await eventually(() => expect(ofOrder(received.events, order.id).map((event) => event.type)).toEqual(['order.created']));
     expect(received.starts).toBe(1);

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../server/db/client.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TokenService } from '../../server/auth/tokens.ts';
 import { buildApp, type AppOptions } from '../../server/app.ts';
 import { createUserRow, TEST_JWT, type TestUser } from '../helpers/app.ts';
@@ -220,9 +220,7 @@ describe('a request whose client goes away is no longer in flight', () => {
     expect(await inFlight()).toBe(2);
     abort.abort();
     expect(await request).toBe('aborted');
-    const deadline = Date.now() + 10_000;
-    while ((await inFlight()) !== 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(await inFlight()).toBe(1);
+    await vi.waitFor(async () => expect(await inFlight()).toBe(1), { timeout: 10_000, interval: 10 });
     release();
   });
 });

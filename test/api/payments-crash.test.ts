@@ -27,6 +27,7 @@ import { onPostgres } from '../helpers/db.ts';
 import type { OrderBody } from '../helpers/orders.ts';
 import type { PaymentBody } from '../helpers/payments.ts';
 import { productInput } from '../helpers/products.ts';
+import { until } from '../helpers/waits.ts';
 import {
   callService,
   createPostgresDatabase,
@@ -67,15 +68,17 @@ async function postgresStore(): Promise<Store> {
     env: serviceEnv({ url }),
     inspect: (fn) => fn(database.db),
     settle: async () => {
-      for (let round = 0; round < 200; round++) {
-        const [busy] = await database.db
-          .select({ n: sql<number>`count(*)::int` })
-          .from(sql`pg_stat_activity`)
-          .where(sql`datname = current_database() and pid <> pg_backend_pid() and state <> 'idle'`);
-        if (busy?.n === 0) return;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      throw new Error("the killed service's sessions did not end within 10 s");
+      await until(
+        "the killed service's sessions to end",
+        async () => {
+          const [busy] = await database.db
+            .select({ n: sql<number>`count(*)::int` })
+            .from(sql`pg_stat_activity`)
+            .where(sql`datname = current_database() and pid <> pg_backend_pid() and state <> 'idle'`);
+          return busy?.n === 0;
+        },
+        { timeoutMs: 10_000, intervalMs: 50 },
+      );
     },
     dispose: async () => {
       await database.close();

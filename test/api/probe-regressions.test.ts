@@ -2,24 +2,19 @@
  * Regressions from the outside probe (issue 7): each `describe` names what broke. The socket
  * tests speak raw HTTP, because what they pin happens before Fastify sees a request.
  */
+import { once } from 'node:events';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_TRPC_BATCH } from '../../server/app.ts';
 import { MAX_JSON_DEPTH } from '../../server/http/json-body.ts';
 import { PATCH_LIMITS } from '../../server/modules/orders/orders.patch.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { createTestApp, useTestApp } from '../helpers/app.ts';
 import { createOrder, JSON_PATCH, MERGE_PATCH, ORDERS, patchOrder, readOrder, type OrderBody } from '../helpers/orders.ts';
 import { createProduct, productInput } from '../helpers/products.ts';
 import { expectProblem } from '../helpers/problems.ts';
+import { settlesWithin } from '../helpers/waits.ts';
 
-let t: TestApp;
-
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestApp();
 
 const json = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
 
@@ -215,7 +210,7 @@ describe('security headers on every answer (OWASP REST security)', () => {
 });
 
 /** Writes raw bytes to the listening service and reads until it closes the connection. */
-function rawExchange(port: number, chunks: string[], gapMs = 0): Promise<string> {
+function rawExchange(port: number, chunks: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let received = '';
@@ -225,12 +220,7 @@ function rawExchange(port: number, chunks: string[], gapMs = 0): Promise<string>
     socket.on('close', () => resolve(received));
     socket.on('error', reject);
     socket.setTimeout(5000, () => socket.destroy());
-    void (async () => {
-      for (const chunk of chunks) {
-        socket.write(chunk);
-        if (gapMs) await new Promise((r) => setTimeout(r, gapMs));
-      }
-    })();
+    for (const chunk of chunks) socket.write(chunk);
   });
 }
 
@@ -278,14 +268,16 @@ describe('during shutdown, requests on kept-alive sockets get a 503 problem', ()
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
     // The first request is in flight (its body half sent) when the app starts closing.
+    const arrived = once(closingApp.app.server, 'request');
     socket.write(
       `POST /api/v1/products HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${closingApp.admin.token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
     );
-    await new Promise((r) => setTimeout(r, 100));
+    await arrived;
     const closing = closingApp.close();
-    await new Promise((r) => setTimeout(r, 100));
+    // The listener is closed: the app is closing, the kept-alive socket still open.
+    await vi.waitFor(() => expect(closingApp.app.server.listening).toBe(false), { timeout: 20_000, interval: 20 });
     socket.write(`${body.slice(10)}GET /api/v1/products HTTP/1.1\r\nHost: x\r\n\r\n`);
-    await Promise.race([closed, new Promise((r) => setTimeout(r, 5000))]);
+    await settlesWithin(closed, 5000);
     socket.destroy();
     await closing;
     const responses = received.split(/(?=HTTP\/1\.1 )/);

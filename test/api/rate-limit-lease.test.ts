@@ -14,6 +14,7 @@ import { TEST_JWT } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { freePort } from '../helpers/ports.ts';
 import { hasRedisServer, startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { until } from '../helpers/waits.ts';
 
 const onceOnly = process.env.TEST_DB !== 'postgres';
 const WINDOW_MS = 60_000;
@@ -100,16 +101,10 @@ describe.skipIf(!onceOnly || !hasRedisServer)('the Redis lease store: one shared
     expect((await count('ip:short')).current).toBe(1);
     expect((await count('ip:short')).current).toBe(2);
     // Polled, not slept: the window ends on Redis's clock, and a loaded machine may be slow.
-    const deadline = Date.now() + 20_000;
-    let fresh: Count | undefined;
-    while (Date.now() < deadline) {
+    const fresh: Count | undefined = await until('a fresh window', async () => {
       const next = await count('ip:short');
-      if (next.current === 1) {
-        fresh = next;
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+      return next.current === 1 && next;
+    }, { timeoutMs: 20_000 }).catch(() => undefined);
     expect(fresh?.ttl).toBeGreaterThan(0);
     expect(fresh?.ttl).toBeLessThanOrEqual(300);
   });

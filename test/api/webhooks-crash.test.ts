@@ -17,19 +17,14 @@ import { onPostgres } from '../helpers/db.ts';
 import { productInput } from '../helpers/products.ts';
 import { callService, createPostgresDatabase, killService, serviceEnv, START_TIMEOUT_MS, startService, stopService, type Service } from '../helpers/service-process.ts';
 import { startReceiver, type Receiver } from '../helpers/webhooks.ts';
+import { until } from '../helpers/waits.ts';
 
 const EVENTS = 20;
 const CONCURRENCY = 4;
 const LEASE_SECONDS = 15;
 
 /** Polls `check` until it holds, at most `ms`: never a fixed sleep. */
-async function until(what: string, check: () => boolean | Promise<boolean>, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const untilHolds = (what: string, check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> => until(what, check, { timeoutMs: ms, intervalMs: 100 });
 
 describe.runIf(onPostgres)('a process killed with deliveries in flight loses none: another delivers every event', () => {
   const services: Service[] = [];
@@ -70,7 +65,7 @@ describe.runIf(onPostgres)('a process killed with deliveries in flight loses non
       for (let i = 0; i < EVENTS; i++) expect((await callService(first.base, 'POST', '/products', admin.token, productInput())).status).toBe(201);
 
       const received = receiver.received;
-      await until(`${CONCURRENCY} deliveries in flight`, () => received.length >= CONCURRENCY, 60_000);
+      await untilHolds(`${CONCURRENCY} deliveries in flight`, () => received.length >= CONCURRENCY, 60_000);
       expect(received).toHaveLength(CONCURRENCY);
       await killService(first);
       holding = false;
@@ -85,7 +80,7 @@ describe.runIf(onPostgres)('a process killed with deliveries in flight loses non
         return row?.n === EVENTS;
       };
       // The held ones wait for their lease (15 s) to end; generous for a loaded machine.
-      await until('every delivery to succeed', succeeded, LEASE_SECONDS * 1000 + 90_000);
+      await untilHolds('every delivery to succeed', succeeded, LEASE_SECONDS * 1000 + 90_000);
 
       const eventIds = (await db.select({ id: events.id }).from(events).where(eq(events.type, 'product.created'))).map((row) => row.id);
       expect(eventIds).toHaveLength(EVENTS);

@@ -8,22 +8,21 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { WebhookWorker } from '../../server/modules/webhooks/webhooks.worker.ts';
 import { DELIVERIES_CHANNEL, wakeWorkers } from '../../server/modules/webhooks/webhooks.signal.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { useTestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { events } from '../../server/db/schema.ts';
 import { webhookEndpoints } from '../../server/modules/webhooks/webhooks.table.ts';
 import { createProduct } from '../helpers/products.ts';
 import { createEndpoint, startReceiver, type Receiver } from '../helpers/webhooks.ts';
+import { paced, until } from '../helpers/waits.ts';
 
-let t: TestApp;
 let receiver: Receiver;
 
+const t = useTestApp({ webhooks: { worker: { pollIntervalMs: 3_600_000 } } });
 beforeAll(async () => {
-  t = await createTestApp({ webhooks: { worker: { pollIntervalMs: 3_600_000 } } });
   receiver = await startReceiver();
 });
 afterAll(async () => {
-  await t?.close();
   await receiver?.close();
 });
 
@@ -31,15 +30,21 @@ it('an event committed while the worker waits for its next poll is delivered at 
   await createEndpoint(t, { url: receiver.url, enabled_events: ['product.created'] });
   const product = await createProduct(t, { name: 'Woken' });
   // Generous: a loaded machine delays the delivery by seconds, never by the hour the poll waits.
-  const deadline = Date.now() + 60_000;
-  while (receiver.received.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+  await until('the delivery', () => receiver.received.length > 0).catch(() => undefined);
   expect(receiver.received.map(({ body }) => JSON.parse(body) as { type: string; data: { object: { id: number } } })).toMatchObject([{ type: 'product.created', data: { object: { id: product.id } } }]);
 });
 
 it('a stream of nudges (one per committed event) starts one round per wake interval, not one per nudge', async () => {
   // A database of its own, counting the worker's round statements (each writes outcomes from a json_to_recordset).
   let rounds = 0;
-  const database = await createTestDatabase({ onQuery: (text) => void (text.includes('json_to_recordset') && (rounds += 1)) });
+  let lastRoundAt = Number.NEGATIVE_INFINITY;
+  const database = await createTestDatabase({
+    onQuery: (text) => {
+      if (!text.includes('json_to_recordset')) return;
+      rounds += 1;
+      lastRoundAt = performance.now();
+    },
+  });
   const worker = new WebhookWorker(database.db, { production: false, allowedHosts: [] }, { pollIntervalMs: 3_600_000, wakeIntervalMs: 300 });
   try {
     await worker.start();
@@ -48,14 +53,17 @@ it('a stream of nudges (one per committed event) starts one round per wake inter
     // 40 nudges over about 200 ms, as 200 events a second would send.
     for (let i = 0; i < 40; i += 1) {
       wakeWorkers();
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await paced(5);
     }
+    const lastNudge = performance.now();
     // Nudges still start rounds (this is no lost wake-up), but a few, however many nudges came.
+    // Every nudge is answered by a round that begins after it (at once, or once the wake interval
+    // has passed): once a round began after the last nudge, every round they asked for has begun.
     await vi.waitFor(() => expect(rounds).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await vi.waitFor(() => expect(lastRoundAt).toBeGreaterThan(lastNudge), { timeout: 10_000 });
     // One round per 300 ms since the nudges began, and one more for the start: on a slow machine
     // the nudges take longer and the bound grows with them; one round per nudge would be 41.
-    expect(rounds).toBeLessThanOrEqual(2 + Math.ceil((performance.now() - nudged) / 300));
+    expect(rounds).toBeLessThanOrEqual(2 + Math.ceil((lastRoundAt - nudged) / 300));
   } finally {
     await worker.stop();
     await database.close();

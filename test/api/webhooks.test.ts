@@ -8,7 +8,7 @@ import { sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookWorker } from '../../server/modules/webhooks/webhooks.worker.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { useTestApp } from '../helpers/app.ts';
 import { timelineOf, type EventBody } from '../helpers/events.ts';
 import { sendToFulfillment, shipOrder } from '../helpers/fulfillments.ts';
 import { createOrderScene, draftOrder, orderAction, patchOrder, type OrderScene } from '../helpers/orders.ts';
@@ -16,20 +16,19 @@ import { payOrder } from '../helpers/payments.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { createProduct } from '../helpers/products.ts';
 import { createEndpoint, deliveriesOf, makeDueNow, startReceiver, WEBHOOK_ENDPOINTS, type Receiver, type WebhookEndpointBody } from '../helpers/webhooks.ts';
+import { until } from '../helpers/waits.ts';
 
-let t: TestApp;
 let scene: OrderScene;
 let worker: WebhookWorker;
 const DEV_RULES = { production: false, allowedHosts: [] };
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
   worker = new WebhookWorker(t.db, DEV_RULES);
 });
 afterAll(async () => {
   await worker?.stop();
-  await t?.close();
 });
 
 /** Removes every endpoint, so each test counts only its own deliveries. */
@@ -282,8 +281,7 @@ describe('stop() waits for the round under way: a stopped worker leaves no deliv
     });
     const started = new WebhookWorker(t.db, DEV_RULES, { pollIntervalMs: 50 });
     started.start();
-    const deadline = Date.now() + 60_000;
-    while (answer === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until('the attempt to reach the receiver', () => answer !== undefined).catch(() => undefined);
     const stopping = started.stop();
     expect(answer, 'the attempt reached the receiver').toBeDefined();
     answer?.();
@@ -515,15 +513,13 @@ describe('rotate-secret with an Idempotency-Key: a retry after a lost answer get
 });
 
 describe('SSRF: in production, loopback and private targets are refused unless WEBHOOK_ALLOWED_HOSTS names them', () => {
-  let production: TestApp;
+  const production = useTestApp({ webhooks: { production: true, allowedHosts: ['allowed.localhost'], maxEndpoints: 2 } });
   let receiver: Receiver;
   beforeAll(async () => {
-    production = await createTestApp({ webhooks: { production: true, allowedHosts: ['allowed.localhost'], maxEndpoints: 2 } });
     receiver = await startReceiver();
   });
   afterAll(async () => {
     await receiver.close();
-    await production?.close();
   });
 
   const refusedUrls = [

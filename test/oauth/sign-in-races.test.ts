@@ -11,7 +11,7 @@
  * issuing function itself.
  */
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashPassword } from '../../server/auth/password.ts';
 import { oauthAuthorizationCodes, oauthClients, oauthRefreshTokens, signInFailures, users } from '../../server/db/schema.ts';
 import { issueForSignIn } from '../../server/oauth/issue.ts';
@@ -22,36 +22,17 @@ import {
   codeFlowStart,
   getForm,
   insertClient,
-  postForm,
   NEW_PASSWORD,
+  postForm,
   postToken,
   REDIRECT_URI,
   signInWithForm,
-  startOAuthServer,
-  type OAuthTestServer,
   type TestClient,
+  useOAuthServer,
 } from '../helpers/oauth.ts';
+import { untilLockAwaited } from '../helpers/waits.ts';
 
-let server: OAuthTestServer;
-
-beforeAll(async () => {
-  server = await startOAuthServer();
-});
-afterAll(() => server?.close());
-
-/**
- * Until a session of this test's database waits for a lock: the racing call has reached the rows
- * the test holds (a fixed pause raced it on a busy machine). pg_stat_activity is the cluster's:
- * only this database's sessions count.
- */
-const untilLockAwaited = () =>
-  vi.waitFor(
-    async () => {
-      const rows = await server.db.execute(sql`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
-      expect((Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows).length).toBeGreaterThan(0);
-    },
-    { timeout: 60_000, interval: 20 },
-  );
+const server = useOAuthServer();
 
 const passwordGrant = (client: TestClient, user: TestUser, password = TEST_PASSWORD) =>
   postToken(server.base, { grant_type: 'password', client_id: client.client.client_id, username: user.email, password });
@@ -67,7 +48,8 @@ async function race<T>(user: TestUser, client: TestClient, signIn: () => Promise
     await tx.execute(sql`select 1 from ${signInFailures} for update`);
     pending = signIn();
     // It reads the user's hash, then waits for the rows.
-    await untilLockAwaited();
+    // A session of this test's database waits for a lock (a fixed pause raced it on a busy machine).
+    await untilLockAwaited(server.db, 'the sign-in waiting for the held rows');
     await meanwhile();
   });
   if (!pending) throw new Error('the sign-in was not started');
@@ -135,7 +117,8 @@ describe.runIf(onPostgres)('racing sign-ins on PostgreSQL', () => {
     await server.db.transaction(async (tx) => {
       await tx.execute(sql`select 1 from ${oauthClients} where ${oauthClients.id} = ${app.client.client_id} for update`);
       pending = grant();
-      await untilLockAwaited();
+      // A session of this test's database waits for a lock (a fixed pause raced it on a busy machine).
+      await untilLockAwaited(server.db, 'the sign-in waiting for the held rows');
       await tx.delete(oauthClients).where(eq(oauthClients.id, app.client.client_id));
     });
     if (!pending) throw new Error('the grant was not started');
