@@ -1,20 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { SignJWT, type JWTHeaderParameters, type JWTPayload } from 'jose';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS, TokenService } from '../../server/auth/tokens.ts';
-import { createTestApp, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
+import { TEST_JWT, type TestUser, useTestApp } from '../helpers/app.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { productInput } from '../helpers/products.ts';
 
-let t: TestApp;
 let customer: TestUser;
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   customer = await t.createUser('customer');
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const PROTECTED = '/api/v1/users';

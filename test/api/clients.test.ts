@@ -5,7 +5,7 @@
  * refresh tokens with it; the built-in docs and development clients are made sure of at start.
  */
 import { count, eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../server/auth/policy.ts';
 import { bootstrapClients } from '../../server/bootstrap.ts';
 import { idempotencyKeys, oauthClients } from '../../server/db/schema.ts';
@@ -17,7 +17,7 @@ import {
   ensureDocsClient,
 } from '../../server/modules/clients/clients.service.ts';
 import { hashSecret, secretMatches } from '../../server/auth/secrets.ts';
-import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { type TestUser, useTestApp } from '../helpers/app.ts';
 import {
   CLIENTS,
   clientRow,
@@ -34,15 +34,11 @@ import {
 } from '../helpers/clients.ts';
 import { expectProblem } from '../helpers/problems.ts';
 
-let t: TestApp;
 let customer: TestUser;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   customer = await t.createUser('customer');
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 // `null`: no token at all (undefined would fall back to the admin's).

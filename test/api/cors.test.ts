@@ -2,22 +2,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { TokenService } from '../../server/auth/tokens.ts';
 import { buildApp } from '../../server/app.ts';
-import { createTestApp, TEST_JWT, type TestApp } from '../helpers/app.ts';
+import { TEST_JWT, useTestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { expectProblem } from '../helpers/problems.ts';
 
 const SHOP = 'https://shop.example.com';
 let app: FastifyInstance;
-let plain: TestApp;
+const plain = useTestApp();
 
 beforeAll(async () => {
   app = await buildApp({ database: await createTestDatabase(), tokens: new TokenService(TEST_JWT), corsOrigins: [SHOP] });
   await app.ready();
-  plain = await createTestApp();
 });
 afterAll(async () => {
   await app?.close();
-  await plain?.close();
 });
 
 describe('CORS lets configured browser origins call the API', () => {

@@ -4,17 +4,16 @@
  * refused (400) when edited, cut, or replayed on another query.
  */
 import { inArray } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { orders } from '../../server/modules/orders/orders.table.ts';
 import { processCursors } from '../../server/lib/cursors.ts';
 import { createTestHarness } from '../../server/testing.ts';
-import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { type TestUser, useTestApp } from '../helpers/app.ts';
 import { createOrderScene, draftOrder, forceStatus, ORDERS, type OrderListBody, type OrderScene } from '../helpers/orders.ts';
 import { insertClient } from '../helpers/oauth.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { createProduct, freshCategory, PRODUCTS, type ProductListBody } from '../helpers/products.ts';
 
-let t: TestApp;
 let scene: OrderScene;
 let carol: TestUser;
 /** Carol's orders, newest first (the list's order). */
@@ -39,17 +38,13 @@ async function walk(query: string, token = carol.token, between?: () => Promise<
   return seen;
 }
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
   carol = await t.createUser('customer');
   const made: number[] = [];
   for (let i = 0; i < 11; i++) made.push(await newOrder());
   carolsOrders = made.reverse();
-});
-
-afterAll(async () => {
-  await t.close();
 });
 
 describe('cursor paging of orders', () => {

@@ -5,22 +5,16 @@
  */
 import { count } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { users } from '../../server/db/schema.ts';
 import { MAX_LISTED_ERRORS } from '../../server/errors/problems.ts';
 import { MAX_JSON_MEMBERS } from '../../server/http/json-body.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { useTestApp } from '../helpers/app.ts';
 import { ORDERS } from '../helpers/orders.ts';
 import { expectProblem, type ProblemBody } from '../helpers/problems.ts';
 import { USERS, userInput } from '../helpers/users.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestApp();
 
 /** Far above any answer this file expects, far below what the unbounded answers were (MBs). */
 const SMALL = 8 * 1024;

@@ -14,7 +14,7 @@ import { bytesTag, entityTag, representationTag } from '../../server/lib/etag.ts
 import { Order } from '../../server/modules/orders/orders.schemas.ts';
 import { assertIfMatch } from '../../server/lib/preconditions.ts';
 import { publicProcedure, router } from '../../server/trpc/trpc.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { useTestApp } from '../helpers/app.ts';
 import { createOrderScene, draftOrder, ORDERS, putOrder, readOrder } from '../helpers/orders.ts';
 import { expectProblem } from '../helpers/problems.ts';
 
@@ -26,13 +26,7 @@ function reversedKeys(value: unknown): unknown {
 }
 
 // One app (and its migrated database) for the order and list tests of this file.
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestApp();
 
 describe('an order read with its ETag can be written back with it as If-Match', () => {
   it('the ETag is the tag of the body; the one a service checks is the same, whatever order it builds the keys in', async () => {

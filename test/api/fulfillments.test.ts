@@ -5,9 +5,9 @@
  * of an order, draft to completed, through the doors a client uses.
  */
 import { count, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { fulfillments } from '../../server/modules/fulfillments/fulfillments.table.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { useTestApp } from '../helpers/app.ts';
 import { alter } from '../helpers/bodies.ts';
 import {
   advanceOrder,
@@ -35,18 +35,14 @@ import {
 import { payOrder, PAYMENTS } from '../helpers/payments.ts';
 import { expectProblem } from '../helpers/problems.ts';
 
-let t: TestApp;
 let scene: OrderScene;
 /** A warehouse: a service client that may ship, and read orders. */
 let warehouse: string;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
   warehouse = await t.serviceToken(['fulfillments:write', 'orders:read']);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const PRIVATE = 'private, max-age=0, must-revalidate';

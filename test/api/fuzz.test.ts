@@ -6,25 +6,21 @@
  */
 import fc from 'fast-check';
 import type { HTTPMethods, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../helpers/app.ts';
 import { createOrder } from '../helpers/orders.ts';
 import { createProduct, productInput } from '../helpers/products.ts';
 import { userInput } from '../helpers/users.ts';
 
-let t: TestApp;
 let productId: number;
 let userId: number;
 let orderId: number;
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   productId = (await createProduct(t)).id;
   const customer = await t.createUser();
   userId = customer.id;
   orderId = (await createOrder(t, { items: [{ product_id: productId, quantity: 1 }] }, customer.token)).id;
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const RUNS = 150;

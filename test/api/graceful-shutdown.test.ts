@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { shutDown } from '../../server/http/lifecycle.ts';
-import { createTestApp, TEST_JWT, type TestApp } from '../helpers/app.ts';
+import { createTestApp, TEST_JWT, useTestApp } from '../helpers/app.ts';
 import { onPostgres } from '../helpers/db.ts';
 import { productInput } from '../helpers/products.ts';
 import { portOf, RawConnection, type RawResponse } from '../helpers/raw-http.ts';
@@ -30,13 +30,9 @@ function postProduct(token: string, extraHeaders = ''): { head: string; body: st
 }
 
 describe('during the drain every request on an open connection is served, and its answer closes the connection', () => {
-  let t: TestApp;
+  const t = useTestApp();
   beforeAll(async () => {
-    t = await createTestApp();
     await t.app.listen({ port: 0, host: '127.0.0.1' });
-  });
-  afterAll(async () => {
-    await t?.close();
   });
 
   // It was answered 503 once: a proxy such as nginx may not retry a POST it has sent, so that 503

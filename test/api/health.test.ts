@@ -1,13 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, useTestApp } from '../helpers/app.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestApp();
 
 describe('GET /api/health answers 200 {"status":"ok","checks":{"database":"ok"}} while the database answers', () => {
   it('answers 200 with status ok and the database check ok', async () => {
@@ -58,14 +52,10 @@ describe('other methods on /api/health answer 405 with Allow GET, HEAD', () => {
 });
 
 describe('GET /api/health answers 503 with "status":"unavailable" when the database does not answer', () => {
-  let down: TestApp;
+  // Its afterAll's app.close() closes the database again; both drivers tolerate a second close.
+  const down = useTestApp();
   beforeAll(async () => {
-    down = await createTestApp();
     await down.database.close();
-  });
-  afterAll(async () => {
-    // app.close() closes the database again; both drivers tolerate a second close.
-    await down?.close();
   });
 
   it('answers 503, status unavailable, database check unavailable, no-store', async () => {

@@ -1,6 +1,6 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../helpers/app.ts';
 import { alter } from '../helpers/bodies.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { productInput } from '../helpers/products.ts';
@@ -8,13 +8,7 @@ import { userInput } from '../helpers/users.ts';
 
 type Request = InjectOptions & { token?: string };
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestApp();
 
 const PROBLEM_JSON = /^application\/problem\+json/;
 

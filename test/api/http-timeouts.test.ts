@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defaultHttpTimeouts } from '../../server/http/timeouts.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { useTestApp } from '../helpers/app.ts';
 import { portOf, RawConnection } from '../helpers/raw-http.ts';
 
 // Small, yet wide enough that a loaded machine never times out a request sent whole in one write.
@@ -15,18 +15,16 @@ const timeouts = { headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTime
 /** Far above the timeouts (and below the test's own 30 s): only a server that never cuts a connection off misses it. */
 const DEADLINE = { timeout: 20_000, interval: 50 };
 
-let t: TestApp;
 let port: number;
 const opened: RawConnection[] = [];
 
+const t = useTestApp({ http: timeouts });
 beforeAll(async () => {
-  t = await createTestApp({ http: timeouts });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   port = portOf(t.app);
 });
 afterAll(async () => {
   for (const connection of opened) connection.destroy();
-  await t?.close();
 });
 
 async function open(): Promise<RawConnection> {

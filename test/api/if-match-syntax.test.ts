@@ -3,17 +3,11 @@
  * `"nope", *`) acted as `*` and let a write through. RFC 9110 13.1.1: `*` stands alone; anything
  * that is not `*` or a list of entity tags matches nothing, so the precondition fails (412).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../helpers/app.ts';
 import { expectProblem } from '../helpers/problems.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestApp();
 
 let sequence = 0;
 async function newProduct(): Promise<{ id: number; etag: string }> {

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { JwksSettings } from '../../server/auth/jwks.ts';
 import { TokenService } from '../../server/auth/tokens.ts';
 import { DomainError } from '../../server/errors/problems.ts';
-import { createTestApp, TEST_JWT, type TestApp, type TestUser } from '../helpers/app.ts';
+import { TEST_JWT, type TestUser, useTestApp } from '../helpers/app.ts';
 import { expectProblem } from '../helpers/problems.ts';
 
 const ISSUER = 'https://idp.example.test/';
@@ -116,18 +116,19 @@ function expectInvalidToken(res: LightMyRequestResponse): void {
 
 let keyServer: KeyServer;
 let keys: Record<Alg, SigningKey>;
-let t: TestApp;
 let customer: TestUser;
 const admin = (): JWTPayload => ({ sub: String(t.admin.id), role: 'admin' });
 
 beforeAll(async () => {
   keys = { RS256: await signingKey('RS256', 'rsa-1'), ES256: await signingKey('ES256', 'ec-1'), EdDSA: await signingKey('EdDSA', 'ed-1') };
   keyServer = await startKeyServer(Object.values(keys).map((key) => key.jwk));
-  t = await createTestApp({ jwks: settings(keyServer) });
+});
+// Built after the key server above has started: it is given that server's address.
+const t = useTestApp(() => ({ jwks: settings(keyServer) }));
+beforeAll(async () => {
   customer = await t.createUser('customer');
 });
 afterAll(async () => {
-  await t?.close();
   await keyServer?.close();
 });
 afterEach(() => {
@@ -355,14 +356,12 @@ describe('a key set that cannot be fetched is 503 service-unavailable with Retry
 
   describe('over HTTP', () => {
     let down: KeyServer;
-    let app: TestApp;
     beforeAll(async () => {
       down = await startKeyServer([keys.RS256.jwk]);
       down.mode = 'error';
-      app = await createTestApp({ jwks: settings(down) });
     });
+    const app = useTestApp(() => ({ jwks: settings(down) }));
     afterAll(async () => {
-      await app?.close();
       await down?.close();
     });
 

@@ -6,8 +6,8 @@
  * nothing. A payment takes metadata only, from admins and service clients (docs/api.md#payments).
  */
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TEST_PASSWORD, useTestApp } from '../helpers/app.ts';
 import { readAllEvents, timelineOf, type EventBody } from '../helpers/events.ts';
 import { createOrder, createOrderScene, JSON_PATCH, MERGE_PATCH, ORDERS, orderInStatus, type OrderScene } from '../helpers/orders.ts';
 import { payOrder, PAYMENTS, type PaymentBody } from '../helpers/payments.ts';
@@ -15,14 +15,10 @@ import { expectProblem, problemFields } from '../helpers/problems.ts';
 import { createProduct, PRODUCTS, writableProduct, type ProductBody } from '../helpers/products.ts';
 import { USERS, type UserBody } from '../helpers/users.ts';
 
-let t: TestApp;
 let scene: OrderScene;
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 type Headers = Record<string, string>;

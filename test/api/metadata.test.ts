@@ -4,22 +4,18 @@
  * removes it; PUT replaces it. Bounds: 50 keys of 1-40 characters of [A-Za-z0-9_.-], string
  * values of at most 500: anything else is 422 naming the field, and changes nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../helpers/app.ts';
 import { createOrderScene, draftOrder, ORDERS, patchOrder, putOrder, readOrder, type OrderBody, type OrderScene } from '../helpers/orders.ts';
 import { expectProblem, problemFields } from '../helpers/problems.ts';
 import { createProduct, productInput, PRODUCTS, writableProduct, type ProductBody } from '../helpers/products.ts';
 import { PAYMENTS, paymentInput, type PaymentBody } from '../helpers/payments.ts';
 import { USERS, userInput, type UserBody } from '../helpers/users.ts';
 
-let t: TestApp;
 let scene: OrderScene;
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const fiftyKeys = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`key_${i}`, `value ${i}`]));

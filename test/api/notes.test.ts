@@ -5,25 +5,21 @@
  * is a local change (docs/architecture.md#adding-a-module).
  */
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../server/db/schema.ts';
 import { orderNotes } from '../../server/modules/notes/notes.table.ts';
 import type { OrderNote } from '../../server/modules/notes/notes.schemas.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { useTestApp } from '../helpers/app.ts';
 import { createOrderScene, draftOrder, ORDERS, type OrderBody, type OrderScene } from '../helpers/orders.ts';
 import { expectProblem } from '../helpers/problems.ts';
 
-let t: TestApp;
 let scene: OrderScene;
 let order: OrderBody;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
   order = await draftOrder(t, scene);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const notesOf = (id: number) => `${ORDERS}/${id}/notes`;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { useTestApp } from '../helpers/app.ts';
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
@@ -33,12 +33,11 @@ async function lint(command: string, args: string[]): Promise<string> {
 
 // The document does not depend on the database: lint it once, in the PGlite project.
 describe.skipIf(process.env.TEST_DB === 'postgres')('the OpenAPI document passes third-party linters with zero findings', () => {
-  let t: TestApp;
   let dir: string;
   let file: string;
 
+  const t = useTestApp();
   beforeAll(async () => {
-    t = await createTestApp();
     const res = await t.request({ method: 'GET', url: '/api/openapi.json' });
     expect(res.statusCode).toBe(200);
     dir = mkdtempSync(join(tmpdir(), 'openapi-lint-'));
@@ -46,7 +45,6 @@ describe.skipIf(process.env.TEST_DB === 'postgres')('the OpenAPI document passes
     writeFileSync(file, res.body);
   });
   afterAll(async () => {
-    await t?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -5,8 +5,8 @@
  */
 import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type TestUser, useTestApp } from '../helpers/app.ts';
 import { onPostgres } from '../helpers/db.ts';
 import {
   createOrder,
@@ -33,15 +33,11 @@ describe.runIf(!onPostgres)('Concurrency on PGlite', () => {
 });
 
 describe.skipIf(!onPostgres)('Concurrent writers on PostgreSQL', () => {
-  let t: TestApp;
   let customer: TestUser;
 
+  const t = useTestApp();
   beforeAll(async () => {
-    t = await createTestApp();
     customer = await t.createUser('customer');
-  });
-  afterAll(async () => {
-    await t?.close();
   });
 
   const newProduct = async (stock: number): Promise<number> => (await createProduct(t, { stock })).id;

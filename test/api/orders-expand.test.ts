@@ -4,23 +4,19 @@
  * what it always was; a value it does not take is 400 naming those it does. The statement count
  * (one per expansion per page) is pinned in test/caller/orders-expand-caller.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../helpers/app.ts';
 import { fulfillmentsOf, shipOrder } from '../helpers/fulfillments.ts';
 import { advanceOrder, createOrderScene, draftOrder, ORDERS, type OrderBody, type OrderListBody, type OrderScene } from '../helpers/orders.ts';
 import { PAYMENTS, type PaymentListBody } from '../helpers/payments.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { createProduct, PRODUCTS } from '../helpers/products.ts';
 
-let t: TestApp;
 let scene: OrderScene;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const get = (url: string, token = t.admin.token, headers: Record<string, string> = {}) => t.request({ method: 'GET', url, token, headers });

@@ -10,10 +10,10 @@
  */
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ORDER_STATUSES } from '../../server/modules/orders/orders.table.ts';
-import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { type TestUser, useTestApp } from '../helpers/app.ts';
 import { ownLinks } from '../helpers/orders.ts';
 import { createProduct } from '../helpers/products.ts';
 
@@ -23,12 +23,11 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
 const SEED = process.env.FUZZ_SEED === undefined ? 20_260_101 : Number(process.env.FUZZ_SEED);
 const TIME_LIMIT_MS = 90_000;
 
-let t: TestApp;
 let owner: TestUser;
 let productIds: number[] = [];
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   owner = await t.createUser('customer');
   for (const price of [1999, 550, 0]) {
     productIds.push((await createProduct(t, { price, stock: 100_000_000 })).id);
@@ -37,9 +36,6 @@ beforeAll(async () => {
   const archivedId = (await createProduct(t)).id;
   expect((await t.request({ method: 'DELETE', url: `/api/v1/products/${archivedId}`, token: t.admin.token })).statusCode).toBe(204);
   productIds = [...productIds, archivedId];
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** The documented shape of an order (docs/api.md#orders), with its arithmetic. */
@@ -221,7 +217,6 @@ const PATHS = [
   '/nope/deeper',
   '/__proto__',
   '/constructor/prototype',
-
 
   '/items/0/~1',
 ];

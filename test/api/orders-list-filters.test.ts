@@ -7,23 +7,19 @@
  * that issued it. Every test works on a customer of its own, so the lists hold only its orders.
  */
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { orders } from '../../server/modules/orders/orders.table.ts';
 import { ORDER_SORTS } from '../../server/modules/orders/orders.schemas.ts';
 import { createTestHarness, type TestHarness } from '../../server/testing.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { useTestApp } from '../helpers/app.ts';
 import { createOrder, ORDERS, type OrderBody, type OrderListBody } from '../helpers/orders.ts';
 import { expectProblem, problemFields } from '../helpers/problems.ts';
 import { createProduct, type ProductBody } from '../helpers/products.ts';
 
-let t: TestApp;
 let product: ProductBody;
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   product = await createProduct(t, { price: 100, stock: 1_000_000 });
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** `count` orders of a new customer: quantities 1..count (so totals 100..), metadata as given. */

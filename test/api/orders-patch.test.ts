@@ -3,8 +3,8 @@
  * six operations, the accepted media types, and the rule that a refused patch changes nothing.
  * Random documents are thrown at the same endpoint in orders-fuzz.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type TestUser, useTestApp } from '../helpers/app.ts';
 import {
   createOrderScene,
   draftOrder as draftOrderIn,
@@ -21,20 +21,16 @@ import {
 import { expectProblem } from '../helpers/problems.ts';
 import type { ProductBody } from '../helpers/products.ts';
 
-let t: TestApp;
 let scene: OrderScene;
 let alice: TestUser;
 let bob: TestUser;
 let shirt: ProductBody;
 let mug: ProductBody;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
   ({ alice, bob, shirt, mug } = scene);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** A draft of alice's: two shirts and a mug, an address, and optionally a discount code. */

@@ -3,9 +3,9 @@
  * eight statuses through an admin PATCH, and the confirm and cancel actions from every status.
  */
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ORDER_STATUSES } from '../../server/modules/orders/orders.table.ts';
-import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { type TestUser, useTestApp } from '../helpers/app.ts';
 import { MERGE_PATCH, orderAction, orderInStatus, ORDERS, ownLinks, readOrder, type OrderBody, type OrderStatus as Status } from '../helpers/orders.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { createProduct } from '../helpers/products.ts';
@@ -29,17 +29,13 @@ const WRITE_ALLOWED: Record<Status, Status[]> = {
   refunded: [],
 };
 
-let t: TestApp;
 let owner: TestUser;
 let productId: number;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   owner = await t.createUser('customer');
   productId = (await createProduct(t, { stock: 1_000_000 })).id;
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** An order as read, and its ETag: what a refused move must leave as it was. */

@@ -6,11 +6,11 @@
  */
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { users } from '../../server/db/schema.ts';
 import { ORDER_STATUSES, orders } from '../../server/modules/orders/orders.table.ts';
 import { products } from '../../server/modules/products/products.table.ts';
-import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { type TestUser, useTestApp } from '../helpers/app.ts';
 import {
   createOrderScene,
   draftOrder as draftOrderIn,
@@ -37,20 +37,16 @@ import { createProduct, productInput, writableProduct, type ProductBody, type Pr
 
 const PRIVATE = 'private, max-age=0, must-revalidate';
 
-let t: TestApp;
 let scene: OrderScene;
 let alice: TestUser;
 let bob: TestUser;
 let shirt: ProductBody;
 let mug: ProductBody;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
   ({ alice, bob, shirt, mug } = scene);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 // ---------------------------------------------------------------- the kit (test/helpers/orders.ts), bound to this app
@@ -948,7 +944,6 @@ describe('the address may span lines: tab and line breaks are kept, other contro
     expect((await list('?limit=100', alice.token)).json<OrderListBody>().data).toHaveLength(before.json<OrderListBody>().data.length);
   });
 });
-
 
 describe('an order names an existing customer: an unknown caller is 401, an unknown customer_id 422 (never a 500)', () => {
   const trpcCreate = (input: OrderInputBody, token: string) =>

@@ -5,23 +5,19 @@
  * up); on PGlite they serialize on its single connection, and the outcome must be the same.
  */
 import { count, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { payments } from '../../server/modules/payments/payments.table.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { useTestApp } from '../helpers/app.ts';
 import { testDbKind } from '../helpers/db.ts';
 import { createOrderScene, draftOrder, orderAction, readOrder, type OrderScene } from '../helpers/orders.ts';
 import { paymentInput, postPayment, type PaymentBody } from '../helpers/payments.ts';
 import { expectProblem } from '../helpers/problems.ts';
 
-let t: TestApp;
 let scene: OrderScene;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 describe(`concurrent payments of one order (${testDbKind})`, () => {

@@ -12,10 +12,10 @@
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { and, count, eq, inArray, like } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyKeys } from '../../server/db/schema.ts';
 import { payments } from '../../server/modules/payments/payments.table.ts';
-import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { type TestUser, useTestApp } from '../helpers/app.ts';
 import { testDbKind } from '../helpers/db.ts';
 import { orderInStatus, readOrder, type OrderBody, type OrderStatus } from '../helpers/orders.ts';
 import { PAYMENTS, type PaymentBody } from '../helpers/payments.ts';
@@ -60,21 +60,17 @@ const draw: fc.Arbitrary<Draw> = fc.record({
 /** Batches run one after the other; the requests of one batch at once (Promise.all). */
 const sequence = fc.array(fc.array(draw, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 8 });
 
-let t: TestApp;
 let customers: TestUser[];
 let product: ProductBody;
 let run = 0;
 /** Every answer (status and problem type) over all runs: the property says something only if each path was taken. */
 const seen = new Map<string, number>();
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   customers = [];
   for (let i = 0; i < CUSTOMERS; i++) customers.push(await t.createUser('customer'));
   product = await createProduct(t, { price: 700, stock: 1_000_000 });
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** A run's fresh orders: `orders[c][slot]`, slots 0..1 confirmed, slot 2 in `OTHER_STATES[(run + c) % 3]`. */

@@ -4,9 +4,9 @@
  * pay and see only their own; payments are never cached.
  */
 import { count, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { payments } from '../../server/modules/payments/payments.table.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, useTestApp } from '../helpers/app.ts';
 import { alter } from '../helpers/bodies.ts';
 import {
   advanceOrder,
@@ -24,15 +24,11 @@ import { PAYMENTS, paymentInput, payOrder, postPayment, type PaymentBody, type P
 import { expectProblem } from '../helpers/problems.ts';
 import { createProduct } from '../helpers/products.ts';
 
-let t: TestApp;
 let scene: OrderScene;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** A confirmed order of alice's (or `owner`'s): ready to pay. */

@@ -2,7 +2,7 @@
  * Every procedure declares who may call it (meta.policy, server/auth/policy.ts), and both doors
  * (REST and /trpc) refuse a caller the policy does not admit before the procedure runs.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { isPublic, PERSON_SCOPES, SCOPES, type Policy } from '../../server/auth/policy.ts';
 import { appRouter } from '../../server/router.ts';
 import type { Db } from '../../server/db/client.ts';
@@ -10,7 +10,7 @@ import { createContextInner } from '../../server/trpc/context.ts';
 import type { Meta } from '../../server/trpc/meta.ts';
 import { createCallerFactory, publicProcedure, router } from '../../server/trpc/trpc.ts';
 import { listProcedures } from '../../server/trpc/trpc-internals.ts';
-import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { type TestUser, useTestApp } from '../helpers/app.ts';
 
 /** The procedures and their meta, listed from the router (server/trpc/trpc-internals.ts). */
 const procedures = listProcedures<Meta>(appRouter).map(({ path, meta }) => ({ path, meta }));
@@ -61,14 +61,10 @@ describe('every procedure declares its policy', () => {
   });
 });
 
-let t: TestApp;
 let customer: TestUser;
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   customer = await t.createUser('customer');
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 interface Call {

@@ -4,12 +4,11 @@
  * narrow the list; they combine, and cursor paging keeps them. Bad values are 400 (a boolean that
  * is not `true`/`false`) or 422 (out of bounds). The plans at scale are in test/db/list-plans.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../helpers/app.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { createProduct, freshCategory, PRODUCTS, type ProductBody, type ProductListBody } from '../helpers/products.ts';
 
-let t: TestApp;
 /** A category of its own, so other tests' products never show. */
 let category: string;
 let shirt: ProductBody;
@@ -17,16 +16,13 @@ let mug: ProductBody;
 let poster: ProductBody;
 let soldOut: ProductBody;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   category = freshCategory();
   shirt = await createProduct(t, { category, name: 'Red T-Shirt', sku: `TEE-${category}`, description: 'Organic cotton.', price: 1999, stock: 5 });
   mug = await createProduct(t, { category, name: 'Coffee mug', sku: `MUG-${category}`, description: 'Holds 50% more, for the T-shirt crowd.', price: 550, stock: 12 });
   poster = await createProduct(t, { category, name: 'Poster', sku: `POS_${category}`, description: null, price: 900, stock: 3 });
   soldOut = await createProduct(t, { category, name: 'Sold-out cap', sku: `CAP-${category}`, description: 'Gone.', price: 1200, stock: 0 });
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const list = async (query: string): Promise<number[]> => {

@@ -5,8 +5,8 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../helpers/app.ts';
 import { alter } from '../helpers/bodies.ts';
 import { expectProblem, problemFields as fieldsOf } from '../helpers/problems.ts';
 import {
@@ -20,13 +20,7 @@ import {
   type ProductListBody as ListBody,
 } from '../helpers/products.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestApp();
 
 const createProduct = (overrides: Partial<ProductInputBody> = {}): Promise<ProductBody> => createProductAs(t, overrides);
 

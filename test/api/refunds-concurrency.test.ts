@@ -6,9 +6,9 @@
  * single connection, and the outcome must be the same.
  */
 import { eq, sum } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { refunds } from '../../server/modules/refunds/refunds.table.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { useTestApp } from '../helpers/app.ts';
 import { testDbKind } from '../helpers/db.ts';
 import { advanceOrder, createOrderScene, draftOrder, readOrder, stockOf, type OrderScene } from '../helpers/orders.ts';
 import { payOrder } from '../helpers/payments.ts';
@@ -16,15 +16,11 @@ import { expectProblem } from '../helpers/problems.ts';
 import { createProduct } from '../helpers/products.ts';
 import { postRefund, readPayment, refundLedger } from '../helpers/refunds.ts';
 
-let t: TestApp;
 let scene: OrderScene;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** A paid order of 10 units at 100 (a payment of 1000), from a product with 40 in stock. */

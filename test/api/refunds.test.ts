@@ -4,8 +4,8 @@
  * transaction), returns of delivered orders, the links, and bad input refused with nothing written.
  */
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../helpers/app.ts';
 import { shipOrder } from '../helpers/fulfillments.ts';
 import { advanceOrder, createOrderScene, ownLinks, draftOrder, expectOrderUnchanged, forceStatus, orderAction, readOrder, stockOf, type OrderBody, type OrderScene } from '../helpers/orders.ts';
 import { PAYMENTS, payOrder, type PaymentBody } from '../helpers/payments.ts';
@@ -13,15 +13,11 @@ import { expectProblem } from '../helpers/problems.ts';
 import { createProduct, type ProductBody } from '../helpers/products.ts';
 import { postRefund, readPayment, refund, refundLedger, refundsOf, type RefundBody, type RefundListBody } from '../helpers/refunds.ts';
 
-let t: TestApp;
 let scene: OrderScene;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   scene = await createOrderScene(t);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** A paid order of alice's: 3 units of a product of its own (1000 each, stock 50), paid through POST /payments. */

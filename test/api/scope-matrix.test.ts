@@ -7,7 +7,7 @@
  * covered without touching this file.
  */
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { isPublic, SCOPES, type RolePolicy, type Scope } from '../../server/auth/policy.ts';
 import type { Caller, Role } from '../../server/auth/tokens.ts';
 import { DomainError } from '../../server/errors/problems.ts';
@@ -17,7 +17,7 @@ import { createContextInner } from '../../server/trpc/context.ts';
 import type { Meta } from '../../server/trpc/meta.ts';
 import { listProcedures } from '../../server/trpc/trpc-internals.ts';
 import { orders } from '../../server/modules/orders/orders.table.ts';
-import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { type TestUser, useTestApp } from '../helpers/app.ts';
 import { createOrder, createOrderScene, orderAction, ORDERS } from '../helpers/orders.ts';
 import { PAYMENTS, payOrder } from '../helpers/payments.ts';
 import { expectDomainError, expectProblem } from '../helpers/problems.ts';
@@ -50,14 +50,10 @@ const allBut = (scope: Scope): Scope[] => SCOPES.filter((s) => s !== scope);
 const MISSING_ID = 999_999;
 const MISSING_KEY = 'no-such-resource';
 
-let t: TestApp;
 let customer: TestUser;
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   customer = await t.createUser('customer');
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** An access token of `role` whose `scope` claim lists exactly `scopes`. */

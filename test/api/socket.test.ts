@@ -2,23 +2,19 @@
  * The same service over a real listening socket and the platform's `fetch`: what `inject`
  * cannot show (the HTTP wire, connection reuse) works too.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../helpers/app.ts';
 import { productInput } from '../helpers/products.ts';
 
-let t: TestApp;
 let base: string;
 let connections = 0;
 
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   t.app.server.on('connection', () => {
     connections += 1;
   });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const adminHeaders = () => ({ authorization: `Bearer ${t.admin.token}`, 'content-type': 'application/json', accept: 'application/json' });

@@ -7,30 +7,26 @@
  * document lists exactly that. The operations below are derived from the router, so one added
  * later is covered without editing this file.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { restRoutes, type RestRoute } from '../../server/http/rest-routes.ts';
 import { appRouter } from '../../server/router.ts';
 import type { Meta } from '../../server/trpc/meta.ts';
 import { publicProcedure, router } from '../../server/trpc/trpc.ts';
 import { listProcedures } from '../../server/trpc/trpc-internals.ts';
-import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { type TestUser, useTestApp } from '../helpers/app.ts';
 import { createOrder, ORDERS, type OrderBody } from '../helpers/orders.ts';
 import { expectProblem, type ProblemBody } from '../helpers/problems.ts';
 import { createProduct, freshCategory, PRODUCTS, type ProductBody } from '../helpers/products.ts';
 
-let t: TestApp;
 let customer: TestUser;
 let product: ProductBody;
 let order: OrderBody;
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   customer = await t.createUser();
   product = await createProduct(t, { category: freshCategory(), stock: 50 });
   order = await createOrder(t, { items: [{ product_id: product.id, quantity: 1 }] }, customer.token);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const routes = restRoutes(appRouter);

@@ -9,19 +9,17 @@ import { bootstrapAdmin } from '../../server/bootstrap.ts';
 import { loadConfig } from '../../server/config.ts';
 import { users } from '../../server/db/schema.ts';
 import { orders } from '../../server/modules/orders/orders.table.ts';
-import { createTestApp, TEST_JWT, TEST_PASSWORD, type TestApp, type TestUser } from '../helpers/app.ts';
+import { TEST_JWT, TEST_PASSWORD, type TestUser, useTestApp } from '../helpers/app.ts';
 import { alter } from '../helpers/bodies.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { registerUser, userInput, type UserBody, type UserInputBody, type UserListBody, type UserReplaceBody } from '../helpers/users.ts';
 
-let t: TestApp;
 let dataDir: string;
+const t = useTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   dataDir = mkdtempSync(join(tmpdir(), 'order-service-users-'));
 });
 afterAll(async () => {
-  await t?.close();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -682,13 +680,7 @@ describe('changing your own email or password takes current_password (an admin r
 
 describe('the service keeps at least one admin: deleting or demoting the last one is 409 conflict', () => {
   // A database of its own: the suite above promotes users to admin.
-  let s: TestApp;
-  beforeAll(async () => {
-    s = await createTestApp();
-  });
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = useTestApp();
 
   const adminIds = async () => (await s.db.select({ id: users.id }).from(users).where(eq(users.role, 'admin'))).map((row) => row.id).sort();
   const demote = (target: TestUser, token: string) =>
