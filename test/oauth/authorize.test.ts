@@ -4,21 +4,19 @@
  * the request and the browser.
  */
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { oauthAuthorizationCodes } from '../../server/db/schema.ts';
 import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
-import { codeFlowStart, expectPageHeaders, getForm, insertClient, postForm, REDIRECT_URI, redirectedTo, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
+import { codeFlowStart, expectPageHeaders, getForm, insertClient, postForm, REDIRECT_URI, redirectedTo, type TestClient, useOAuthServer } from '../helpers/oauth.ts';
 
-let server: OAuthTestServer;
 let ada: TestUser;
 let app: TestClient;
 
+const server = useOAuthServer();
 beforeAll(async () => {
-  server = await startOAuthServer();
   ada = await server.createUser('customer');
   app = await insertClient(server.db, { name: 'Shop <b>"App"</b>', scopes: ['orders:read', 'orders:write'] });
 });
-afterAll(() => server?.close());
 
 const codeCount = async () => (await server.db.select({ hash: oauthAuthorizationCodes.codeHash }).from(oauthAuthorizationCodes)).length;
 

@@ -4,19 +4,14 @@
  * development start once used removes it, and everything issued through it goes too.
  */
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bootstrapClients } from '../../server/bootstrap.ts';
 import { oauthClients, oauthRefreshTokens } from '../../server/db/schema.ts';
 import { DEV_CLIENT_ID, DOCS_CLIENT_ID } from '../../server/modules/clients/clients.service.ts';
 import { TEST_PASSWORD } from '../helpers/app.ts';
-import { postToken, startOAuthServer, type OAuthTestServer } from '../helpers/oauth.ts';
+import { postToken, useOAuthServer } from '../helpers/oauth.ts';
 
-let server: OAuthTestServer;
-
-beforeAll(async () => {
-  server = await startOAuthServer();
-});
-afterAll(() => server?.close());
+const server = useOAuthServer();
 
 const BASE = 'https://orders.example.com';
 const clientIds = async () => (await server.db.select({ id: oauthClients.id }).from(oauthClients)).map((row) => row.id).sort();

@@ -6,7 +6,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PERSON_SCOPES, SCOPES } from '../../server/auth/policy.ts';
 import { oauthAuthorizationCodes, oauthRefreshTokens } from '../../server/db/schema.ts';
 import { hashSecret } from '../../server/auth/secrets.ts';
@@ -19,21 +19,18 @@ import {
   postToken,
   REDIRECT_URI,
   signInWithForm,
-  startOAuthServer,
-  type OAuthTestServer,
   type TestClient,
+  useOAuthServer,
 } from '../helpers/oauth.ts';
 
-let server: OAuthTestServer;
 let ada: TestUser;
 let app: TestClient;
 
+const server = useOAuthServer();
 beforeAll(async () => {
-  server = await startOAuthServer();
   ada = await server.createUser('customer');
   app = await insertClient(server.db);
 });
-afterAll(() => server?.close());
 
 const credentials = () => ({ email: ada.email, password: TEST_PASSWORD });
 

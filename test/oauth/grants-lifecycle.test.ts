@@ -4,7 +4,7 @@
  * background purge of expired codes, refresh tokens and forgotten sign-in failures.
  */
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { TokenService } from '../../server/auth/tokens.ts';
 import { buildApp } from '../../server/app.ts';
 import { oauthAuthorizationCodes, oauthRefreshTokens, signInFailures } from '../../server/db/schema.ts';
@@ -14,16 +14,14 @@ import { defaultOAuthSettings } from '../../server/oauth/settings.ts';
 import { ensureAdmin } from '../../server/modules/users/users.service.ts';
 import { createUserRow, TEST_JWT, TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
-import { codeFlowStart, insertClient, postToken, signInWithForm, signInWithPassword, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
+import { codeFlowStart, insertClient, postToken, signInWithForm, signInWithPassword, type TestClient, useOAuthServer } from '../helpers/oauth.ts';
 
-let server: OAuthTestServer;
 let app: TestClient;
 
+const server = useOAuthServer();
 beforeAll(async () => {
-  server = await startOAuthServer();
   app = await insertClient(server.db);
 });
-afterAll(() => server?.close());
 
 const signIn = async (user: TestUser): Promise<string> => (await signInWithPassword(server.base, app.client.client_id, user)).refresh_token;
 

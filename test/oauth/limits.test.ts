@@ -8,22 +8,20 @@
  * more, longer than a test may run, and time passing is simulated by moving the stored waits back.
  */
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { signInFailures } from '../../server/db/schema.ts';
 import { passwordMatches } from '../../server/modules/users/users.service.ts';
 import { defaultOAuthSettings, purposeKey } from '../../server/oauth/settings.ts';
 import { SignIn, waitMessage } from '../../server/oauth/sign-in.ts';
 import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
-import { codeFlowStart, getForm, insertClient, postForm, postToken, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
+import { codeFlowStart, getForm, insertClient, postForm, postToken, type TestClient, useOAuthServer } from '../helpers/oauth.ts';
 
 describe('the per-address limit on /oauth (small limit)', () => {
-  let server: OAuthTestServer;
   let app: TestClient;
+  const server = useOAuthServer({ oauth: { rateLimit: { max: 3, timeWindow: '1 minute' } } });
   beforeAll(async () => {
-    server = await startOAuthServer({ oauth: { rateLimit: { max: 3, timeWindow: '1 minute' } } });
     app = await insertClient(server.db);
   });
-  afterAll(() => server?.close());
 
   it('POST /oauth/token: past the limit 429 in OAuth form with Retry-After; RateLimit-* show the stricter limit', async () => {
     const send = () => postToken(server.base, { grant_type: 'client_credentials', client_id: app.client.client_id });
@@ -60,15 +58,13 @@ describe('the per-address limit on /oauth (small limit)', () => {
 });
 
 describe('the sign-in backoff per account and address', () => {
-  let server: OAuthTestServer;
   let app: TestClient;
   let ada: TestUser;
+  const server = useOAuthServer({ oauth: { backoff: { freeFailures: 3, baseDelayMs: 60_000, maxDelayMs: 480_000 } } });
   beforeAll(async () => {
-    server = await startOAuthServer({ oauth: { backoff: { freeFailures: 3, baseDelayMs: 60_000, maxDelayMs: 480_000 } } });
     app = await insertClient(server.db);
     ada = await server.createUser('customer');
   });
-  afterAll(() => server?.close());
 
   const passwordGrant = (username: string, password: string) => postToken(server.base, { grant_type: 'password', client_id: app.client.client_id, username, password });
 
@@ -192,17 +188,15 @@ describe('the sign-in backoff per account and address', () => {
 });
 
 describe('the sign-in backoff cannot keep the real user out', () => {
-  let server: OAuthTestServer;
   let app: TestClient;
   let ada: TestUser;
+  const server = useOAuthServer({
+    oauth: { backoff: { freeFailures: 3, baseDelayMs: 60_000, maxDelayMs: 60_000 }, accountBackoff: { freeFailures: 6, baseDelayMs: 60_000, maxDelayMs: 60_000 } },
+  });
   beforeAll(async () => {
-    server = await startOAuthServer({
-      oauth: { backoff: { freeFailures: 3, baseDelayMs: 60_000, maxDelayMs: 60_000 }, accountBackoff: { freeFailures: 6, baseDelayMs: 60_000, maxDelayMs: 60_000 } },
-    });
     app = await insertClient(server.db);
     ada = await server.createUser('customer');
   });
-  afterAll(() => server?.close());
 
   /** The password grant from a client address of one's choosing. */
   const grantFrom = async (address: string, password: string, username = ada.email) => {
@@ -249,13 +243,11 @@ describe('the sign-in backoff cannot keep the real user out', () => {
 });
 
 describe('the sign-in wait starts when a failure is recorded, whatever the password check takes (issue 21 item 6)', () => {
-  let server: OAuthTestServer;
   let ada: TestUser;
+  const server = useOAuthServer();
   beforeAll(async () => {
-    server = await startOAuthServer();
     ada = await server.createUser('customer');
   });
-  afterAll(() => server?.close());
 
   const backoff = { freeFailures: 3, baseDelayMs: 60_000, maxDelayMs: 60_000, forgetAfterMs: 15 * 60_000 };
   const address = '198.51.100.7';

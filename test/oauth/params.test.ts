@@ -5,24 +5,22 @@
  * charset (%x20-21 / %x23-5B / %x5D-7E), on the token endpoint and in authorization redirects.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { asDescription } from '../../server/oauth/errors.ts';
 import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
-import { codeFlowStart, getForm, insertClient, REDIRECT_URI, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
+import { codeFlowStart, getForm, insertClient, REDIRECT_URI, type TestClient, useOAuthServer } from '../helpers/oauth.ts';
 
 const SEED = 20_250_311;
 const DESCRIPTION = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
-let server: OAuthTestServer;
 let ada: TestUser;
 let app: TestClient;
 
+const server = useOAuthServer({ oauth: { backoff: { freeFailures: 1_000_000 } } });
 beforeAll(async () => {
-  server = await startOAuthServer({ oauth: { backoff: { freeFailures: 1_000_000 } } });
   ada = await server.createUser('customer');
   app = await insertClient(server.db, { scopes: ['orders:read', 'orders:write'] });
 });
-afterAll(() => server?.close());
 
 const form = (entries: [string, string][]) => new URLSearchParams(entries).toString();
 

@@ -9,28 +9,26 @@
  */
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
-import { insertClient, REDIRECT_URI, startOAuthServer, type OAuthTestServer, type TestClient } from '../helpers/oauth.ts';
+import { insertClient, REDIRECT_URI, type TestClient, useOAuthServer } from '../helpers/oauth.ts';
 
 const SEED = 20_250_310;
 
-let server: OAuthTestServer;
 let ada: TestUser;
 let firstParty: TestClient;
 let thirdParty: TestClient;
 let backend: TestClient;
 const OTHER_REDIRECT = 'com.example.app:/oauth/callback';
 
+// A backoff no run reaches, so a valid sign-in stays valid throughout.
+const server = useOAuthServer({ oauth: { backoff: { freeFailures: 1_000_000 } } });
 beforeAll(async () => {
-  // A backoff no run reaches, so a valid sign-in stays valid throughout.
-  server = await startOAuthServer({ oauth: { backoff: { freeFailures: 1_000_000 } } });
   ada = await server.createUser('customer');
   firstParty = await insertClient(server.db, { scopes: ['orders:read', 'orders:write'], redirectUris: [REDIRECT_URI, OTHER_REDIRECT] });
   thirdParty = await insertClient(server.db, { firstParty: false, scopes: ['orders:read'] });
   backend = await insertClient(server.db, { confidential: true, firstParty: false, grantTypes: ['client_credentials'], scopes: ['orders:read', 'products:write'] });
 });
-afterAll(() => server?.close());
 
 const oddText = fc.oneof(
   fc.string({ maxLength: 40 }),

@@ -7,25 +7,25 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { oauthAuthorizationCodes, users } from '../../server/db/schema.ts';
 import { verifyPassword } from '../../server/auth/password.ts';
 import { consentOf, SCOPES } from '../../server/auth/scopes.ts';
 import { TEST_PASSWORD, type TestUser } from '../helpers/app.ts';
 import {
   codeFlowStart,
+  expectPageHeaders,
   formFields,
   getForm,
   insecure,
   insertClient,
+  type OAuthTestServer,
   postForm,
   REDIRECT_URI,
-  startOAuthServer,
-  expectPageHeaders,
   redirectedTo,
-  type OAuthTestServer,
   type ServedForm,
   type TestClient,
+  useOAuthServer,
 } from '../helpers/oauth.ts';
 
 const PASSWORD = 'a-new-customer-password';
@@ -62,17 +62,15 @@ function getSignUpForm(server: OAuthTestServer, query: Record<string, string>): 
 }
 
 describe('sign-up on (the default)', () => {
-  let server: OAuthTestServer;
   let app: TestClient;
   let ada: TestUser;
 
+  const server = useOAuthServer();
   beforeAll(async () => {
-    server = await startOAuthServer();
     ada = await server.createUser('customer');
     // The client may ask for every scope, clients:manage included: a customer's token never has it.
     app = await insertClient(server.db, { name: 'Shop <b>"App"</b>' });
   });
-  afterAll(() => server?.close());
 
   describe('the sign-in form links to it, for the same request', () => {
     it('"Create an account" carries every parameter of the request, and prompt=create', async () => {
@@ -447,14 +445,12 @@ describe('sign-up on (the default)', () => {
 });
 
 describe('SIGN_UP_ENABLED=false', () => {
-  let server: OAuthTestServer;
   let app: TestClient;
 
+  const server = useOAuthServer({ oauth: { signUpEnabled: false } });
   beforeAll(async () => {
-    server = await startOAuthServer({ oauth: { signUpEnabled: false } });
     app = await insertClient(server.db);
   });
-  afterAll(() => server?.close());
 
   it('the sign-in form has no "Create an account", and prompt=create serves the sign-in form', async () => {
     const { query } = await codeFlowStart(app.client);
@@ -492,14 +488,12 @@ describe('SIGN_UP_ENABLED=false', () => {
 });
 
 describe('the per-address limit of the form POST counts sign-ups too (small limit)', () => {
-  let server: OAuthTestServer;
   let app: TestClient;
 
+  const server = useOAuthServer({ oauth: { rateLimit: { max: 3, timeWindow: '1 minute' } } });
   beforeAll(async () => {
-    server = await startOAuthServer({ oauth: { rateLimit: { max: 3, timeWindow: '1 minute' } } });
     app = await insertClient(server.db);
   });
-  afterAll(() => server?.close());
 
   it('sign-ups and sign-ins share the count; past it a sign-up gets the 429 page and creates nothing', async () => {
     const { query } = await codeFlowStart(app.client);
