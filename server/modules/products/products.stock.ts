@@ -5,7 +5,7 @@
  */
 import './products.problems.ts';
 import { and, eq, gte, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.ts';
+import type { UnitOfWork } from '../../db/unit-of-work.ts';
 import { products } from './products.table.ts';
 import { DomainError } from '../../errors/problems.ts';
 import { MAX_STOCK } from '../common.schemas.ts';
@@ -28,7 +28,7 @@ function perProduct(lines: readonly StockLine[]): [number, number][] {
  * naming the lines (`items.N.quantity`) and products, and the caller's transaction rolls back
  * whatever was already taken.
  */
-export async function reserveStock(tx: Db, lines: readonly StockLine[]): Promise<void> {
+export async function reserveStock(tx: UnitOfWork, lines: readonly StockLine[]): Promise<void> {
   const short: number[] = [];
   for (const [productId, quantity] of perProduct(lines)) {
     const updated = await tx
@@ -56,7 +56,7 @@ export async function reserveStock(tx: Db, lines: readonly StockLine[]): Promise
  * bigint and capped at MAX_STOCK (or at a larger stock stored before the bound existed), so a
  * cancel or DELETE can never fail on integer overflow and leave the order stuck.
  */
-export async function releaseStock(tx: Db, lines: readonly StockLine[]): Promise<void> {
+export async function releaseStock(tx: UnitOfWork, lines: readonly StockLine[]): Promise<void> {
   for (const [productId, quantity] of perProduct(lines)) {
     await tx
       .update(products)

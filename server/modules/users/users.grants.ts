@@ -5,11 +5,11 @@
  * next refresh (access tokens are stateless and expire on their own).
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.ts';
+import type { UnitOfWork } from '../../db/unit-of-work.ts';
 import { notifyRevocation } from '../../events/revocations.ts';
 import { oauthAuthorizationCodes, oauthRefreshTokens } from '../../db/schema.ts';
 
-export async function revokeUserGrants(tx: Db, userId: number): Promise<void> {
+export async function revokeUserGrants(tx: UnitOfWork, userId: number): Promise<void> {
   await tx
     .update(oauthRefreshTokens)
     .set({ revokedAt: sql`now()` })
