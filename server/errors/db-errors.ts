@@ -89,7 +89,7 @@ export function databaseProblem(error: unknown): DomainError | undefined {
     if (code !== undefined && unreachableCodes.has(code)) {
       return unavailable(error, 'The database is unavailable. Retry later.');
     }
-    // Our own bounded wait for a pooled connection (server/db/client.ts) ran out.
+    // Our own bounded wait for a pooled connection (server/db/unit-of-work.ts) ran out.
     if (code === 'POOL_ACQUIRE_TIMEOUT') return unavailable(error, 'The database is busy. Retry later.');
     if (code !== undefined && /^[0-9A-Z]{5}$/.test(code)) {
       if (isTransientSqlState(code)) return unavailable(error, 'The database is busy or unavailable. Retry later.');

@@ -29,7 +29,7 @@ import { paced, settlesWithin, until as untilFound } from '../helpers/waits.ts';
 
 /** The application name of the service's pool (server/db/client.ts). */
 const APPLICATION_NAME = 'order-service';
-/** The service's default pool size, and its transaction slots (server/db/client.ts `transactionSlots`). */
+/** The service's default pool size, and its transaction slots (server/db/unit-of-work.ts `transactionSlots`). */
 const POOL_SIZE = 10;
 const TRANSACTION_SLOTS = transactionSlots(POOL_SIZE);
 const KILL_EVERY_MS = 250;

@@ -439,7 +439,7 @@ describe.skipIf(!onPostgres)('a request arriving while the first with its key ru
   });
 
   it('a waiting request gives its transaction slot back between tries: other writes still get through', async () => {
-    // A pool of 3 connections: 2 transaction slots (server/db/client.ts), one for the held key,
+    // A pool of 3 connections: 2 transaction slots (server/db/unit-of-work.ts), one for the held key,
     // one that the retry below waits in.
     const copy = await copyTemplateDatabase();
     const database = await openDatabase({ url: copy.url, dataDir: '', poolSize: 3 });
