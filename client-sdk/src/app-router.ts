@@ -1920,7 +1920,7 @@ export type AppRouter = TRPCBuiltRouter<
         input: {
           name: string;
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "webhooks:manage" | "products:write" | "orders:read" | "orders:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "payments:write")[];
+          scopes: ("users:read" | "products:write" | "orders:read" | "orders:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "payments:write" | "webhooks:manage")[];
           redirect_uris?: string[] | undefined;
           first_party?: boolean | undefined;
           confidential?: boolean | undefined;
@@ -1929,7 +1929,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "webhooks:manage" | "products:write" | "orders:read" | "orders:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "payments:write")[];
+          scopes: ("users:read" | "products:write" | "orders:read" | "orders:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "payments:write" | "webhooks:manage")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;
@@ -1951,7 +1951,7 @@ export type AppRouter = TRPCBuiltRouter<
             name: string;
             redirect_uris: string[];
             grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-            scopes: ("users:read" | "webhooks:manage" | "products:write" | "orders:read" | "orders:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "payments:write")[];
+            scopes: ("users:read" | "products:write" | "orders:read" | "orders:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "payments:write" | "webhooks:manage")[];
             first_party: boolean;
             confidential: boolean;
             created_at: string;
@@ -1975,7 +1975,7 @@ export type AppRouter = TRPCBuiltRouter<
           name: string;
           redirect_uris: string[];
           grant_types: ("password" | "authorization_code" | "refresh_token" | "client_credentials")[];
-          scopes: ("users:read" | "webhooks:manage" | "products:write" | "orders:read" | "orders:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "payments:write")[];
+          scopes: ("users:read" | "products:write" | "orders:read" | "orders:write" | "users:write" | "clients:manage" | "events:read" | "fulfillments:write" | "notes:manage" | "payments:write" | "webhooks:manage")[];
           first_party: boolean;
           confidential: boolean;
           created_at: string;
