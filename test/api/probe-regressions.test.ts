@@ -4,7 +4,7 @@
  */
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_TRPC_BATCH } from '../../server/app.ts';
 import { MAX_JSON_DEPTH } from '../../server/http/json-body.ts';
 import { PATCH_LIMITS } from '../../server/modules/orders/orders.patch.ts';
@@ -231,12 +231,11 @@ function parseRaw(raw: string): { status: number; headers: string; body: string 
 
 describe("Node's own refusals are problems too (before Fastify runs)", () => {
   let port: number;
+  const listening = useTestApp();
   beforeAll(async () => {
-    const listening = await createTestApp();
     await listening.app.listen({ port: 0, host: '127.0.0.1' });
     const address = listening.app.server.address();
     port = typeof address === 'object' && address ? address.port : 0;
-    afterAll(() => listening.close());
   });
 
   it('a 20 KB header answers 431 problem+json', async () => {

@@ -10,10 +10,10 @@
  */
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { guardedLookup, RefusedAddressError, type WebhookTargetRules } from '../../server/modules/webhooks/webhooks.targets.ts';
 import { WebhookWorker } from '../../server/modules/webhooks/webhooks.worker.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { createTestApp, useTestApp } from '../helpers/app.ts';
 import { expectProblem } from '../helpers/problems.ts';
 import { createProduct } from '../helpers/products.ts';
 import { createEndpoint, deliveriesOf, WEBHOOK_ENDPOINTS } from '../helpers/webhooks.ts';
@@ -95,13 +95,7 @@ async function resolveHost(host: string): Promise<LookupAddress[]> {
 
 const PRODUCTION: WebhookTargetRules = { production: true, allowedHosts: [], resolveHost };
 
-let production: TestApp;
-beforeAll(async () => {
-  production = await createTestApp({ webhooks: { ...PRODUCTION, maxEndpoints: 100 } });
-});
-afterAll(async () => {
-  await production?.close();
-});
+const production = useTestApp({ webhooks: { ...PRODUCTION, maxEndpoints: 100 } });
 
 const save = (url: string) => production.request({ method: 'POST', url: WEBHOOK_ENDPOINTS, payload: { url, enabled_events: ['*'] }, token: production.admin.token });
 
