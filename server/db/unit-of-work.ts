@@ -49,11 +49,6 @@ function stateOf(db: Db): WorkState | undefined {
   return (db as Partial<UnitOfWork>)[workState];
 }
 
-/** Whether `db` is a unit of work whose work still runs. */
-export function isOpenUnitOfWork(db: Db): db is UnitOfWork {
-  return stateOf(db)?.open === true;
-}
-
 /**
  * The state of `work`, refusing what no transaction of ours holds: a pool's handle cast into a
  * `UnitOfWork` (the write would run on its own, outside any transaction), or a unit that ended.

@@ -2,7 +2,8 @@
  * The Idempotency-Key's unit of work is passed on explicitly (server/db/unit-of-work.ts,
  * server/trpc/idempotency.ts): the procedure gets it as `ctx.work`, its service continues it with
  * `transaction(work ?? db, ...)`, and what it writes commits with the key's row. A keyed procedure
- * that answers without having continued it is refused, and its key stays free. On both databases.
+ * that answers without having continued it is refused, and its key stays free. A ledger write
+ * refuses a pool's handle as the outbox does. On both databases.
  */
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { testCallerIdentity } from '../../server/testing.ts';
 import { createContextInner } from '../../server/trpc/context.ts';
 import { idempotent } from '../../server/trpc/idempotency.ts';
 import type { Meta } from '../../server/trpc/meta.ts';
+import { recordRefund, type RefundablePayment } from '../../server/modules/refunds/refunds.ledger.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
 let database: Database;
@@ -67,5 +69,14 @@ describe("the Idempotency-Key's unit of work", () => {
   it('a keyed procedure that answers without continuing it is refused, and its key stays free', async () => {
     await expect(keyed('uow-ignored', async () => 'written elsewhere')).rejects.toThrow(/wrote outside the key's unit of work/);
     expect(await keyRow('uow-ignored')).toBeUndefined();
+  });
+});
+
+describe('the refund ledger', () => {
+  it("refuses a pool's handle: a type error, and at run time when cast around, before writing anything", async () => {
+    const payment = { id: 1, amount: 100, amountRefunded: 0, currency: 'USD' } as RefundablePayment;
+    // @ts-expect-error -- recordRefund takes a unit of work, never a pool's handle
+    await expect(recordRefund(database.db, payment, 1, null)).rejects.toThrow(/handle of none/);
+    await expect(recordRefund(database.db as UnitOfWork, payment, 1, null)).rejects.toThrow(/handle of none/);
   });
 });
