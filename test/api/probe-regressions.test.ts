@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_TRPC_BATCH } from '../../server/app.ts';
 import { MAX_JSON_DEPTH } from '../../server/http/json-body.ts';
 import { PATCH_LIMITS } from '../../server/modules/orders/orders.patch.ts';
-import { createTestApp, useTestApp } from '../helpers/app.ts';
+import { createTestApp, type TestApp, useTestApp } from '../helpers/app.ts';
 import { createOrder, JSON_PATCH, MERGE_PATCH, ORDERS, patchOrder, readOrder, type OrderBody } from '../helpers/orders.ts';
 import { createProduct, productInput } from '../helpers/products.ts';
 import { expectProblem } from '../helpers/problems.ts';
@@ -254,9 +254,15 @@ describe("Node's own refusals are problems too (before Fastify runs)", () => {
 });
 
 describe('during shutdown, requests on kept-alive sockets get a 503 problem', () => {
-  it('a pipelined request that arrives while the app closes answers 503 problem+json with Retry-After', async () => {
-    const closingApp = await createTestApp();
+  // Built in a hook, not in the test's own 60 s (a database can take a minute to start on a loaded
+  // machine); the test closes it.
+  let closingApp: TestApp;
+  beforeAll(async () => {
+    closingApp = await createTestApp();
     await closingApp.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+
+  it('a pipelined request that arrives while the app closes answers 503 problem+json with Retry-After', async () => {
     const address = closingApp.app.server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
     const body = JSON.stringify(productInput());
