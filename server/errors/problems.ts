@@ -35,7 +35,7 @@ export interface ProblemType {
   readonly code: TRPC_ERROR_CODE_KEY;
   /** Explanation served at `/problems/<slug>`. */
   readonly description: string;
-  /** A module's problem describes its members and example here; the core ones in server/http/openapi.ts. */
+  /** A module's problem describes its members and example here; the core ones in server/http/openapi-problems.ts. */
   readonly openapi?: ProblemMembers;
 }
 
