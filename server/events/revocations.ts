@@ -13,6 +13,7 @@
 import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import type { Caller } from '../auth/tokens.ts';
 import type { Db } from '../db/client.ts';
+import type { UnitOfWork } from '../db/unit-of-work.ts';
 import { oauthRefreshTokens, users } from '../db/schema.ts';
 
 export const REVOCATIONS_CHANNEL = 'order_service_revocations';
@@ -35,7 +36,7 @@ export function parseRevocation(payload: string): Revocation | undefined {
 }
 
 /** Tells every instance of `revocation` once `tx` commits (nothing if it rolls back). */
-export async function notifyRevocation(tx: Db, revocation: Revocation): Promise<void> {
+export async function notifyRevocation(tx: UnitOfWork, revocation: Revocation): Promise<void> {
   await tx.execute(sql`select pg_notify(${REVOCATIONS_CHANNEL}, ${textOf(revocation)})`);
 }
 

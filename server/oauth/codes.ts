@@ -6,6 +6,7 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
+import type { UnitOfWork } from '../db/unit-of-work.ts';
 import { oauthAuthorizationCodes } from '../db/schema.ts';
 import { hashSecret, newSecret } from '../auth/secrets.ts';
 
@@ -34,7 +35,7 @@ export interface CodeRow extends CodeGrant {
 }
 
 /** The code's row, locked until the transaction ends: one code is redeemed at most once. */
-export async function lockCode(tx: Db, code: string): Promise<CodeRow | undefined> {
+export async function lockCode(tx: UnitOfWork, code: string): Promise<CodeRow | undefined> {
   const [row] = await tx
     .select({
       clientId: oauthAuthorizationCodes.clientId,
@@ -52,6 +53,6 @@ export async function lockCode(tx: Db, code: string): Promise<CodeRow | undefine
   return row;
 }
 
-export async function markCodeUsed(tx: Db, code: string, familyId: string): Promise<void> {
+export async function markCodeUsed(tx: UnitOfWork, code: string, familyId: string): Promise<void> {
   await tx.update(oauthAuthorizationCodes).set({ usedAt: sql`now()`, familyId }).where(eq(oauthAuthorizationCodes.codeHash, hashSecret(code)));
 }

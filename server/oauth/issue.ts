@@ -11,7 +11,7 @@
  */
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { transaction } from '../db/unit-of-work.ts';
+import { transaction, type UnitOfWork } from '../db/unit-of-work.ts';
 import { oauthClients } from '../db/schema.ts';
 import { lockSignedInUser, type UserRecord } from '../modules/users/users.service.ts';
 
@@ -23,7 +23,7 @@ export interface SignedIn {
 
 export type Issued<T> = { ok: true; user: UserRecord; issued: T } | { ok: false; refused: 'user' | 'client' };
 
-export function issueForSignIn<T>(db: Db, signedIn: SignedIn, clientId: string, issue: (tx: Db, user: UserRecord) => Promise<T>): Promise<Issued<T>> {
+export function issueForSignIn<T>(db: Db, signedIn: SignedIn, clientId: string, issue: (tx: UnitOfWork, user: UserRecord) => Promise<T>): Promise<Issued<T>> {
   return transaction(db, async (tx): Promise<Issued<T>> => {
     const user = await lockSignedInUser(tx, { id: signedIn.user.id, passwordHash: signedIn.passwordHash });
     if (!user) return { ok: false, refused: 'user' };
@@ -39,7 +39,7 @@ export function issueForSignIn<T>(db: Db, signedIn: SignedIn, clientId: string, 
  * client (false). Taken after a code's or token's row lock instead, the two would wait on each
  * other (a deadlock, which PostgreSQL ends by failing one of them).
  */
-export async function lockClient(tx: Db, clientId: string): Promise<boolean> {
+export async function lockClient(tx: UnitOfWork, clientId: string): Promise<boolean> {
   const [client] = await tx.select({ id: oauthClients.id }).from(oauthClients).where(eq(oauthClients.id, clientId)).for('key share');
   return client !== undefined;
 }

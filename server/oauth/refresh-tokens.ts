@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { transaction } from '../db/unit-of-work.ts';
+import { transaction, type UnitOfWork } from '../db/unit-of-work.ts';
 import { oauthRefreshTokens } from '../db/schema.ts';
 import { hashSecret, newSecret } from '../auth/secrets.ts';
 import { notifyRevocation } from '../events/revocations.ts';
@@ -37,7 +37,7 @@ export async function issueRefreshToken(
  * Revokes every live token of a family (those already revoked keep their time), and ends the live
  * streams held with its access tokens once `tx` commits (docs/api.md#live-updates).
  */
-export async function revokeFamily(tx: Db, familyId: string): Promise<void> {
+export async function revokeFamily(tx: UnitOfWork, familyId: string): Promise<void> {
   await tx
     .update(oauthRefreshTokens)
     .set({ revokedAt: sql`now()` })
@@ -59,7 +59,7 @@ export interface RefreshTokenRow {
  * The token's row, locked until the transaction ends (`FOR UPDATE`): of two requests presenting
  * one token, the second waits for the first and then sees it used.
  */
-export async function lockRefreshToken(tx: Db, token: string): Promise<RefreshTokenRow | undefined> {
+export async function lockRefreshToken(tx: UnitOfWork, token: string): Promise<RefreshTokenRow | undefined> {
   const [row] = await tx
     .select({
       familyId: oauthRefreshTokens.familyId,
@@ -76,7 +76,7 @@ export async function lockRefreshToken(tx: Db, token: string): Promise<RefreshTo
   return row;
 }
 
-export async function markUsed(tx: Db, token: string): Promise<void> {
+export async function markUsed(tx: UnitOfWork, token: string): Promise<void> {
   await tx.update(oauthRefreshTokens).set({ usedAt: sql`now()` }).where(eq(oauthRefreshTokens.tokenHash, hashSecret(token)));
 }
 

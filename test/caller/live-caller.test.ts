@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isTrackedEnvelope } from '@trpc/server';
 import type { Db } from '../../server/db/client.ts';
+import { transaction } from '../../server/db/unit-of-work.ts';
 import { sql } from 'drizzle-orm';
 import { LiveEvents, type Listen, type LiveEventsOptions } from '../../server/events/live.ts';
 import { REVOCATIONS_CHANNEL } from '../../server/events/revocations.ts';
@@ -289,7 +290,7 @@ describe('a stream ends with the token that holds it (docs/api.md#live-updates)'
     const going = await changesAs(live, holding(kept));
     const goingOn = going.next();
     await eventually(() => expect(live.subscribers).toBe(2));
-    await harness.db.transaction((tx) => revokeFamily(tx, revoked));
+    await transaction(harness.db, (tx) => revokeFamily(tx, revoked));
     await expect(ending).rejects.toMatchObject({ code: 'UNAUTHORIZED', cause: { slug: 'unauthorized', message: expect.stringMatching(/revoked/) } });
     expect(live.subscribers).toBe(1);
     await expect((await changesAs(live, holding(revoked))).next()).rejects.toMatchObject({ cause: { slug: 'unauthorized' } });
