@@ -23,16 +23,11 @@ import { Id } from '../common.schemas.ts';
 import { orders } from '../orders/orders.table.ts';
 import type { Event } from './events.schemas.ts';
 import { EventId } from './events.schemas.ts';
-import { toEvent } from './events.service.ts';
+import { eventColumns, toEvent } from './events.service.ts';
 
 /** The columns every live read selects: the event, its order and the order's customer. */
 const liveEventColumns = {
-  id: events.id,
-  seq: events.seq,
-  type: events.type,
-  apiVersion: events.apiVersion,
-  data: events.data,
-  createdAt: events.createdAt,
+  ...eventColumns,
   orderId: sql<number>`${events.orderId}`,
   // A deleted order's events keep their customer in the order they recorded (`data.object`).
   customerId: sql<number | null>`coalesce(${orders.customerId}, (${events.data} -> 'object' ->> 'customer_id')::integer)`,

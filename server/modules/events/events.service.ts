@@ -19,7 +19,8 @@ import { iso, type Page } from '../common.schemas.ts';
 import { listPage, newestFirst, type CursorCodec } from '../paging.ts';
 import type { Event, EventListQuery, OrderEventListQuery } from './events.schemas.ts';
 
-const eventColumns = {
+/** The columns an event's representation is made of (`toEvent`); the live read adds its order's. */
+export const eventColumns = {
   id: events.id,
   seq: events.seq,
   type: events.type,
